@@ -1,0 +1,25 @@
+"""The root Typer app. Heavy modules are imported inside commands so `helix --help` is instant."""
+
+from __future__ import annotations
+
+import typer
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="helix",
+    help="Evaluate LLM agents: read traces, judge them against binary criteria, gate releases.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """Evaluate LLM agents: read traces, judge them against binary criteria, gate releases."""
+
+
+def main() -> None:
+    """Entry point of the `helix` console script."""
+    app()

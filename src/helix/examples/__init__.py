@@ -1,0 +1,3 @@
+"""helix.examples"""
+
+__all__: list[str] = []

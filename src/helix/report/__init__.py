@@ -1,0 +1,3 @@
+"""helix.report"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""helix.scoring"""
+
+__all__: list[str] = []

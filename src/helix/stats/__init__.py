@@ -1,0 +1,3 @@
+"""helix.stats"""
+
+__all__: list[str] = []
