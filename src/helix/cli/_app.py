@@ -1,8 +1,13 @@
-"""The root Typer app. Heavy modules are imported inside commands so `helix --help` is instant."""
+"""The root Typer app. Heavy modules are imported inside commands so `helix --help` is instant.
+
+Each command group lives in its own module with a ``register(app)`` function, wired below.
+"""
 
 from __future__ import annotations
 
 import typer
+
+from . import _judge, _schema, _traces
 
 __all__ = ["app", "main"]
 
@@ -18,6 +23,10 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Evaluate LLM agents: read traces, judge them against binary criteria, gate releases."""
+
+
+for _module in (_traces, _judge, _schema):
+    _module.register(app)
 
 
 def main() -> None:

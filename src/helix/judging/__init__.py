@@ -8,6 +8,7 @@ from ._criteria import (
     FewShotExample,
     Severity,
 )
+from ._results import JudgedRun, TraceCriterionResult
 from ._verdict import VERDICT_FORMAT_VERSION, CriterionVerdict, JudgeInfo, Result, VerdictFile
 
 __all__ = [
@@ -19,7 +20,9 @@ __all__ = [
     "CriterionVerdict",
     "FewShotExample",
     "JudgeInfo",
+    "JudgedRun",
     "Result",
     "Severity",
+    "TraceCriterionResult",
     "VerdictFile",
 ]
