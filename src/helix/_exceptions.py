@@ -7,6 +7,7 @@ HelixError
 │       └── VerdictFileError    a verdict file breaks the verdict contract
 └── RunError                    a run failed at runtime
     ├── MissingVerdictsError    AGGREGATE found judging units without a verdict file (carries keys)
+    ├── CodeCheckError          a code check raised or returned nonsense (carries criterion_id, trace_id)
     └── ModelError              an LLM provider call failed (carries model)
         └── ModelHTTPError      ... with an HTTP status (carries status_code, body)
 ```
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
+    "CodeCheckError",
     "HelixError",
     "InputFileError",
     "MissingVerdictsError",
@@ -89,18 +91,34 @@ class MissingVerdictsError(RunError):
         )
 
 
+class CodeCheckError(RunError):
+    """A code check failed to produce an outcome for one trace (it raised, or returned a non-outcome).
+
+    The caller records the (trace, criterion) unit as unscored, never as a pass or a fail.
+    """
+
+    def __init__(self, message: str, *, criterion_id: str, trace_id: str) -> None:
+        self.criterion_id = criterion_id
+        self.trace_id = trace_id
+        super().__init__(f"criterion {criterion_id!r} on trace {trace_id!r}: {message}")
+
+
 class ModelError(RunError):
     """An LLM provider call failed."""
 
-    def __init__(self, message: str, *, model: str) -> None:
+    def __init__(self, message: str, *, model: str, attempts: int | None = None) -> None:
         self.model = model
+        self.attempts = attempts
+        """How many HTTP attempts were made before giving up (None when unknown)."""
         super().__init__(f"{model}: {message}")
 
 
 class ModelHTTPError(ModelError):
     """An LLM provider answered with an HTTP error status."""
 
-    def __init__(self, message: str, *, model: str, status_code: int, body: str = "") -> None:
+    def __init__(
+        self, message: str, *, model: str, status_code: int, body: str = "", attempts: int | None = None
+    ) -> None:
         self.status_code = status_code
         self.body = body
-        super().__init__(f"HTTP {status_code}: {message}", model=model)
+        super().__init__(f"HTTP {status_code}: {message}", model=model, attempts=attempts)

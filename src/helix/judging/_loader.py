@@ -1,0 +1,275 @@
+"""Read and write criteria files: YAML in, a validated :class:`CriteriaMatrix` out, and back.
+
+Every problem becomes an :class:`~helix.InputFileError` naming the file, the line of the offending
+YAML node and the field path (``criteria[2].severity``), with what to change. Lines come from
+PyYAML's composed node tree, walked along the pydantic error location. Code checks are resolved at
+load time too, so a misspelt check name or a bad argument fails before any run starts.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from .._exceptions import InputFileError
+from ._checks import check_spec_problems
+from ._criteria import CRITERIA_FORMAT_VERSION, CriteriaMatrix
+
+__all__ = ["criteria_from_dict", "dump_criteria", "load_criteria"]
+
+Loc = tuple[str | int, ...]
+
+
+def load_criteria(path: str | Path) -> CriteriaMatrix:
+    """Read a criteria YAML file into a validated :class:`CriteriaMatrix`.
+
+    Raises :class:`~helix.InputFileError` (with ``path``, ``line`` and ``field``) for unreadable or
+    malformed YAML, a schema violation, an unknown code check or check arguments that do not fit.
+    """
+    source = Path(path)
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputFileError(
+            f"cannot read the criteria file ({exc.strerror or exc}); check the path", path=source
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            f"the criteria file is not UTF-8 text ({exc.reason}); save it as UTF-8", path=source
+        ) from exc
+    root, data = _parse_yaml(text, source)
+    return _validate(data, source=str(source), root=root)
+
+
+def criteria_from_dict(data: Any, *, source: str = "<memory>") -> CriteriaMatrix:
+    """Validate already-parsed criteria data (errors name ``source`` and the field path, no line)."""
+    return _validate(data, source=source, root=None)
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, and multi-line strings as ``|`` literals so prompts stay readable."""
+
+
+_UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff]")
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if _UNSAFE_CHARS.search(value):  # PyYAML mangles some of these in plain/single-quoted style
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    style = (
+        "|" if "\n" in value and not value.startswith((" ", "\t")) and value == value.rstrip(" ") else None
+    )
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_criteria(matrix: CriteriaMatrix) -> str:
+    """The matrix as YAML that :func:`load_criteria` reads back to an equal matrix."""
+    data = matrix.model_dump(mode="json", exclude_none=True)
+    for criterion in data["criteria"]:
+        if not criterion.get("few_shot"):
+            criterion.pop("few_shot", None)
+        check = criterion.get("check")
+        if isinstance(check, dict) and not check.get("args"):
+            check.pop("args", None)
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+# ----------------------------------------------------------------------------- YAML with lines
+
+
+def _parse_yaml(text: str, source: Path) -> tuple[yaml.Node | None, Any]:
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is not None:
+            _reject_duplicate_keys(root, source)
+        data = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise InputFileError(
+            f"invalid YAML: {problem}; fix the syntax there", path=source, line=line
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise InputFileError(f"invalid YAML: {exc}", path=source) from exc
+    finally:
+        loader.dispose()
+    return root, data
+
+
+def _reject_duplicate_keys(node: yaml.Node, source: Path) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                if key.value in seen:
+                    raise InputFileError(
+                        f"key {key.value!r} appears twice in one mapping (first on line {seen[key.value]}); "
+                        "keep one",
+                        path=source,
+                        line=key.start_mark.line + 1,
+                    )
+                seen[key.value] = key.start_mark.line + 1
+            _reject_duplicate_keys(value, source)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _reject_duplicate_keys(item, source)
+
+
+def _node_at(root: yaml.Node | None, loc: Loc) -> yaml.Node | None:
+    """The deepest node along ``loc`` (the parent mapping when the last key is missing)."""
+    node = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            child = next(
+                (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None
+            )
+            if child is None:
+                return node
+            node = child
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            node = node.value[part]
+        else:
+            return node
+    return node
+
+
+def _line(root: yaml.Node | None, loc: Loc) -> int | None:
+    node = _node_at(root, loc)
+    return node.start_mark.line + 1 if node is not None else None
+
+
+def _field_path(loc: Sequence[str | int]) -> str:
+    """``("criteria", 2, "severity")`` → ``criteria[2].severity``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _validate(data: Any, *, source: str, root: yaml.Node | None) -> CriteriaMatrix:
+    if data is None:
+        raise InputFileError(
+            "the criteria file is empty; it needs `version`, `subject` and a list of `criteria`",
+            path=source,
+            line=1 if root is not None else None,
+        )
+    if not isinstance(data, Mapping):
+        raise InputFileError(
+            f"the criteria file must be a mapping with `version`, `subject` and `criteria`, not a "
+            f"{type(data).__name__}",
+            path=source,
+            line=_line(root, ()),
+        )
+    version = data.get("version", CRITERIA_FORMAT_VERSION)
+    if version != CRITERIA_FORMAT_VERSION:
+        raise InputFileError(
+            f"unsupported criteria format version {version!r}; this Helix reads version {CRITERIA_FORMAT_VERSION}",
+            path=source,
+            line=_line(root, ("version",)),
+            field="version",
+        )
+    try:
+        matrix = CriteriaMatrix.model_validate(data)
+    except ValidationError as exc:
+        errors = sorted(
+            exc.errors(), key=lambda e: (_line(root, tuple(e["loc"])) or 0, e["type"] != "extra_forbidden")
+        )
+        problems = [(tuple(e["loc"]), _explain(e)) for e in errors]
+        raise _file_error(problems, source, root) from exc
+    problems = []
+    for i, criterion in enumerate(matrix.criteria):
+        if criterion.check is not None:
+            problems += [
+                (("criteria", i, "check", *loc), msg) for loc, msg in check_spec_problems(criterion.check)
+            ]
+    if problems:
+        raise _file_error(problems, source, root)
+    return matrix
+
+
+def _file_error(problems: list[tuple[Loc, str]], source: str, root: yaml.Node | None) -> InputFileError:
+    (loc, msg), rest = problems[0], problems[1:]
+    if rest:
+        others = "\n".join(
+            f"  {source}{_colon_line(root, other_loc)}: field {_field_path(other_loc)!r}: {other_msg}"
+            for other_loc, other_msg in rest[:20]
+        )
+        more = f"\n  ... and {len(rest) - 20} more" if len(rest) > 20 else ""
+        msg = f"{msg}\nalso:\n{others}{more}"
+    return InputFileError(msg, path=source, line=_line(root, loc), field=_field_path(loc) or None)
+
+
+def _colon_line(root: yaml.Node | None, loc: Loc) -> str:
+    line = _line(root, loc)
+    return f":{line}" if line is not None else ""
+
+
+def _model_at(loc: Loc) -> type[BaseModel] | None:
+    """The pydantic model that owns the field at ``loc`` (to list its allowed fields)."""
+    model: type[BaseModel] = CriteriaMatrix
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        nested = _find_model(field.annotation)
+        if nested is None:
+            return None
+        model = nested
+    return model
+
+
+def _find_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is not None:
+        for arg in typing.get_args(annotation):
+            found = _find_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+_ID_HINT = "use letters, digits, '_', '.' or '-' (at most 80, starting with a letter or digit)"
+
+
+def _explain(err: ErrorDetails) -> str:
+    """One pydantic error as a sentence that shows the bad value and says how to fix it."""
+    kind, loc, value = err["type"], tuple(err["loc"]), err.get("input")
+    name = str(loc[-1]) if loc else "value"
+    if kind == "literal_error":
+        choices = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+        return f"{value!r} is not one of {', '.join(choices)}; use one of them"
+    if kind == "missing":
+        return f"required field {name!r} is missing; add it"
+    if kind == "extra_forbidden":
+        model = _model_at(loc)
+        allowed = f"; allowed fields are: {', '.join(model.model_fields)}" if model else ""
+        return f"unknown field {name!r}{allowed} (check the spelling)"
+    if kind == "string_pattern_mismatch" and name == "id":
+        return f"{value!r} is not a valid criterion id; {_ID_HINT}"
+    if kind == "string_type" and isinstance(value, bool | int | float):
+        return (
+            f"expected text but YAML read an unquoted {type(value).__name__} ({value!r}); "
+            "put the value in quotes"
+        )
+    if kind == "value_error":
+        return err["msg"].removeprefix("Value error, ")
+    return f"{err['msg']} (got {value!r})"
