@@ -1,3 +1,106 @@
-"""helix.examples"""
+"""The support-shop example subject: a simulated shop, scenarios with gold end states, and a seeded
+scripted agent that makes realistic mistakes, so every part of Helix can be tried offline.
 
-__all__: list[str] = []
+```python
+from helix.examples import SCENARIOS, MistakeRates, run_episode
+
+episode = run_episode(SCENARIOS[0], seed=7)
+episode.trace          # a canonical helix.traces.Trace
+episode.gold_match     # did the shop end where it should?
+episode.mistakes       # ground truth: what the agent got wrong
+```
+
+Ground truth also sits in ``trace.metadata["_ground_truth"]``: metadata keys starting with ``_`` are
+never shown to judges (renderers drop them).
+"""
+
+from ._catalog import SHOP_AS_OF, base_shop
+from ._demo_run import DEMO_RUNS, DEMO_SEED, DemoResult, run_demo, shipped_verdicts_dir
+from ._episodes import (
+    DEFAULT_RATES,
+    GROUND_TRUTH_KEY,
+    SUBJECT,
+    Episode,
+    GoldDifference,
+    diff_states,
+    episode_seed,
+    episode_trace_id,
+    generate_episodes,
+    run_episode,
+)
+from ._mistakes import MISTAKE_KINDS, MistakeKind, MistakeRates
+from ._resources import POLICY_TEXT, criteria_path, policy_path
+from ._scenarios import (
+    SCENARIOS,
+    CustomerRequest,
+    ExpectedOutcome,
+    RequestAction,
+    ScenarioKind,
+    ShopScenario,
+    graded_view,
+)
+from ._shop import (
+    PROCESSOR_REFUND_LIMIT_DAYS,
+    TOOL_NAMES,
+    TOOL_SPECS,
+    Address,
+    Customer,
+    Escalation,
+    EscalationCategory,
+    Order,
+    OrderItem,
+    OrderStatus,
+    Refund,
+    ShopBackend,
+    ShopState,
+    ToolErrorCode,
+    ToolName,
+)
+
+__all__ = [
+    "DEFAULT_RATES",
+    "DEMO_RUNS",
+    "DEMO_SEED",
+    "GROUND_TRUTH_KEY",
+    "MISTAKE_KINDS",
+    "POLICY_TEXT",
+    "PROCESSOR_REFUND_LIMIT_DAYS",
+    "SCENARIOS",
+    "SHOP_AS_OF",
+    "SUBJECT",
+    "TOOL_NAMES",
+    "TOOL_SPECS",
+    "Address",
+    "Customer",
+    "CustomerRequest",
+    "DemoResult",
+    "Episode",
+    "Escalation",
+    "EscalationCategory",
+    "ExpectedOutcome",
+    "GoldDifference",
+    "MistakeKind",
+    "MistakeRates",
+    "Order",
+    "OrderItem",
+    "OrderStatus",
+    "Refund",
+    "RequestAction",
+    "ScenarioKind",
+    "ShopBackend",
+    "ShopScenario",
+    "ShopState",
+    "ToolErrorCode",
+    "ToolName",
+    "base_shop",
+    "criteria_path",
+    "diff_states",
+    "episode_seed",
+    "episode_trace_id",
+    "generate_episodes",
+    "graded_view",
+    "policy_path",
+    "run_demo",
+    "run_episode",
+    "shipped_verdicts_dir",
+]
