@@ -1,0 +1,167 @@
+"""The intake report: what a read produced, what it skipped and why, and the shape of what it read.
+
+Reading is tolerant, never silent: every line or record that did not become a trace is listed with its
+file, line (or record number for JSON-array files) and a reason, so a user can fix the source.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ._model import Trace
+
+__all__ = [
+    "INTAKE_REPORT_VERSION",
+    "CountSummary",
+    "DuplicateId",
+    "IntakeReport",
+    "SkipReason",
+    "SkippedRecord",
+]
+
+INTAKE_REPORT_VERSION = 1
+
+SkipReason = Literal[
+    "blank-line",  # an empty or whitespace-only line in a JSONL file
+    "invalid-utf8",  # bytes that are not UTF-8
+    "invalid-json",  # not parseable JSON (truncated, garbage, ...)
+    "wrong-type",  # valid JSON of the wrong shape (a number or string where a record belongs)
+    "invalid-record",  # the right kind of record with missing or mistyped fields
+    "unrecognised-record",  # a JSON object this format does not describe
+    "unsupported-version",  # a Helix trace written by a newer Helix
+    "unreadable",  # the file could not be read from here on (truncated or corrupt gzip, ...)
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SkippedRecord(_Model):
+    """One line or record that did not become a trace."""
+
+    path: str
+    line: int | None = None
+    record: int | None = None
+    reason: SkipReason
+    detail: str
+
+    def location(self) -> str:
+        """``path:line`` (JSONL) or ``path record N`` (JSON arrays), for messages."""
+        if self.line is not None:
+            return f"{self.path}:{self.line}"
+        if self.record is not None:
+            return f"{self.path} record {self.record}"
+        return self.path
+
+
+class CountSummary(_Model):
+    """min / nearest-rank median / max of a per-trace count (``None`` when no trace was read)."""
+
+    n: int = 0
+    min: int | None = None
+    median: int | None = None
+    max: int | None = None
+
+    @classmethod
+    def from_histogram(cls, histogram: dict[int, int]) -> CountSummary:
+        """Summarise ``{value: how many traces}``; the median is the nearest-rank 50th percentile."""
+        n = sum(histogram.values())
+        if n == 0:
+            return cls()
+        values = sorted(histogram)
+        rank = math.ceil(0.5 * n)
+        seen = 0
+        median = values[-1]
+        for value in values:
+            seen += histogram[value]
+            if seen >= rank:
+                median = value
+                break
+        return cls(n=n, min=values[0], median=median, max=values[-1])
+
+
+class DuplicateId(_Model):
+    """A trace id that occurs more than once in one file (all copies are kept)."""
+
+    id: str
+    locations: list[str]
+
+
+class IntakeReport(_Model):
+    """What one read of a trace file produced. Build an empty one and pass it to ``iter_traces``.
+
+    ``turns`` counts user messages per trace (each user message opens a turn); ``events`` counts events
+    per trace; ``tools`` counts tool events by tool name; ``error_tool_results`` counts tool events whose
+    status is ``error``.
+    """
+
+    version: int = INTAKE_REPORT_VERSION
+    path: str = ""
+    format: str | None = None
+    detection: str | None = None
+    traces_read: int = 0
+    skipped: list[SkippedRecord] = Field(default_factory=list)
+    skipped_by_reason: dict[str, int] = Field(default_factory=dict)
+    tools: dict[str, int] = Field(default_factory=dict)
+    tool_errors: dict[str, int] = Field(default_factory=dict)
+    error_tool_results: int = 0
+    turns: CountSummary = Field(default_factory=CountSummary)
+    events: CountSummary = Field(default_factory=CountSummary)
+    turn_histogram: dict[int, int] = Field(default_factory=dict)
+    event_histogram: dict[int, int] = Field(default_factory=dict)
+    duplicate_ids: list[DuplicateId] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def records_skipped(self) -> int:
+        """How many lines or records were skipped."""
+        return len(self.skipped)
+
+    # -- building (used by the readers) ------------------------------------------------------------
+
+    def skip(
+        self, reason: SkipReason, detail: str, *, line: int | None = None, record: int | None = None
+    ) -> None:
+        """Count one line or record that did not become a trace."""
+        self.skipped.append(
+            SkippedRecord(path=self.path, line=line, record=record, reason=reason, detail=detail)
+        )
+        self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + 1
+
+    def add_trace(self, trace: Trace) -> None:
+        """Count one trace that was read."""
+        self.traces_read += 1
+        turns = 0
+        tools = self.tools
+        for event in trace.events:
+            kind = event.kind
+            if kind == "user":
+                turns += 1
+            elif kind == "tool":
+                tools[event.name] = tools.get(event.name, 0) + 1
+                if event.status == "error":
+                    self.error_tool_results += 1
+                    self.tool_errors[event.name] = self.tool_errors.get(event.name, 0) + 1
+        self.turn_histogram[turns] = self.turn_histogram.get(turns, 0) + 1
+        n_events = len(trace.events)
+        self.event_histogram[n_events] = self.event_histogram.get(n_events, 0) + 1
+
+    def finish(self, duplicates: dict[str, list[str]]) -> None:
+        """Fill the summaries once the file has been read (safe to call again)."""
+        self.turns = CountSummary.from_histogram(self.turn_histogram)
+        self.events = CountSummary.from_histogram(self.event_histogram)
+        self.tools = dict(sorted(self.tools.items(), key=lambda kv: (-kv[1], kv[0])))
+        self.tool_errors = dict(sorted(self.tool_errors.items(), key=lambda kv: (-kv[1], kv[0])))
+        self.duplicate_ids = [
+            DuplicateId(id=trace_id, locations=locations) for trace_id, locations in duplicates.items()
+        ]
+        if self.traces_read == 0 and not self.skipped and not any("empty" in n for n in self.notes):
+            self.notes.append("the file holds no records: read as zero traces")
+        if self.duplicate_ids:
+            note = f"{len(self.duplicate_ids)} trace id(s) occur more than once; every copy was kept"
+            if note not in self.notes:
+                self.notes.append(note)
