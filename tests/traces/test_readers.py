@@ -164,7 +164,7 @@ def test_tau_bench_records(tmp_path: Path, make_chat: Callable[..., Any]) -> Non
         ("reward", 1.0, "tau-bench"),
         ("r_actions", 1.0, "tau-bench"),
     ]
-    assert first.metadata["task"]["instruction"] == "Book a flight"
+    assert first.metadata["_task"]["instruction"] == "Book a flight"
     assert first.input == "Weather in City0?"
     assert crashed.status == "error"
     assert crashed.metadata["error"] == "boom"

@@ -52,5 +52,5 @@ def test_airline_tool_events_link_to_their_calls(airline: Path) -> None:
                 assert event.input == call["arguments"]
                 linked += 1
         assert trace.input is not None and trace.output is not None
-        assert trace.metadata["task"]["user_id"]
+        assert trace.metadata["_task"]["user_id"]
     assert linked == 1164

@@ -1,5 +1,9 @@
 """Judging: criteria, the prompt renderer, packets and content keys, verdicts, and transports."""
 
+from .._exceptions import CodeCheckError
+from ._checks import BUILTIN_CHECKS, resolve_check, run_code_check, validate_check_spec
+from ._checks_view import CheckOutcome, CodeCheck
+from ._collect import RunStatus, collect_results, run_status
 from ._criteria import (
     CRITERIA_FORMAT_VERSION,
     CodeCheckSpec,
@@ -8,21 +12,122 @@ from ._criteria import (
     FewShotExample,
     Severity,
 )
+from ._loader import criteria_from_dict, dump_criteria, load_criteria
+from ._model_transport import (
+    ModelJudgeProgress,
+    ModelJudgeSummary,
+    judge_packets_with_model,
+    judge_packets_with_model_sync,
+    parse_feedback_message,
+)
+from ._packets import (
+    PACKET_FORMAT_VERSION,
+    Packet,
+    Pin,
+    VerdictFormat,
+    build_packet,
+    packet_bytes,
+    read_packet,
+    verdict_json_schema,
+    write_packet,
+)
+from ._parse import parse_verdict_file, parse_verdict_text
+from ._prompt import INSTRUCTIONS, PROMPT_VERSION, render_prompt
 from ._results import JudgedRun, TraceCriterionResult
+from ._run import (
+    RUN_FORMAT_VERSION,
+    JudgingRun,
+    PrepSummary,
+    RunCounts,
+    RunInputs,
+    RunManifest,
+    list_packets,
+    missing_verdict_keys,
+    open_run,
+    prep_run,
+)
+from ._units import (
+    CriterionView,
+    ExampleView,
+    JudgingUnit,
+    ToolCallView,
+    Trajectory,
+    TranscriptEntry,
+    UnitAxis,
+    UnitKind,
+    build_units,
+    judged_content,
+    present_criterion,
+    present_trace,
+)
 from ._verdict import VERDICT_FORMAT_VERSION, CriterionVerdict, JudgeInfo, Result, VerdictFile
 
 __all__ = [
+    "BUILTIN_CHECKS",
     "CRITERIA_FORMAT_VERSION",
+    "INSTRUCTIONS",
+    "PACKET_FORMAT_VERSION",
+    "PROMPT_VERSION",
+    "RUN_FORMAT_VERSION",
     "VERDICT_FORMAT_VERSION",
+    "CheckOutcome",
+    "CodeCheck",
+    "CodeCheckError",
     "CodeCheckSpec",
     "CriteriaMatrix",
     "Criterion",
     "CriterionVerdict",
+    "CriterionView",
+    "ExampleView",
     "FewShotExample",
     "JudgeInfo",
     "JudgedRun",
+    "JudgingRun",
+    "JudgingUnit",
+    "ModelJudgeProgress",
+    "ModelJudgeSummary",
+    "Packet",
+    "Pin",
+    "PrepSummary",
     "Result",
+    "RunCounts",
+    "RunInputs",
+    "RunManifest",
+    "RunStatus",
     "Severity",
+    "ToolCallView",
     "TraceCriterionResult",
+    "Trajectory",
+    "TranscriptEntry",
+    "UnitAxis",
+    "UnitKind",
     "VerdictFile",
+    "VerdictFormat",
+    "build_packet",
+    "build_units",
+    "collect_results",
+    "criteria_from_dict",
+    "dump_criteria",
+    "judge_packets_with_model",
+    "judge_packets_with_model_sync",
+    "judged_content",
+    "list_packets",
+    "load_criteria",
+    "missing_verdict_keys",
+    "open_run",
+    "packet_bytes",
+    "parse_feedback_message",
+    "parse_verdict_file",
+    "parse_verdict_text",
+    "prep_run",
+    "present_criterion",
+    "present_trace",
+    "read_packet",
+    "render_prompt",
+    "resolve_check",
+    "run_code_check",
+    "run_status",
+    "validate_check_spec",
+    "verdict_json_schema",
+    "write_packet",
 ]

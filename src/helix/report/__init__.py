@@ -1,3 +1,5 @@
-"""helix.report"""
+"""HTML reports: one self-contained page per scorecard, with a per-trace drill-down."""
 
-__all__: list[str] = []
+from ._html import render_report, trace_anchor, write_report
+
+__all__ = ["render_report", "trace_anchor", "write_report"]

@@ -1,3 +1,37 @@
-"""helix.scoring"""
+"""Scoring: fold verdicts per criterion, decide the severity gate, build and mask the scorecard."""
 
-__all__: list[str] = []
+from ._fold import CriterionScore, Interval, fold_criterion, fold_outcome
+from ._gate import GateConfig, GateResult, evaluate_gate
+from ._mask import MASK_PATH, MASK_RUN_ID, MASK_TIMESTAMP, mask_text, mask_value, masked_scorecard_json
+from ._scorecard import (
+    SCORECARD_FORMAT_VERSION,
+    RunInfo,
+    Scorecard,
+    ScorecardTotals,
+    TraceSummary,
+    build_scorecard,
+    scorecard_json,
+)
+
+__all__ = [
+    "MASK_PATH",
+    "MASK_RUN_ID",
+    "MASK_TIMESTAMP",
+    "SCORECARD_FORMAT_VERSION",
+    "CriterionScore",
+    "GateConfig",
+    "GateResult",
+    "Interval",
+    "RunInfo",
+    "Scorecard",
+    "ScorecardTotals",
+    "TraceSummary",
+    "build_scorecard",
+    "evaluate_gate",
+    "fold_criterion",
+    "fold_outcome",
+    "mask_text",
+    "mask_value",
+    "masked_scorecard_json",
+    "scorecard_json",
+]

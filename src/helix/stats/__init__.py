@@ -1,3 +1,13 @@
-"""helix.stats"""
+"""Pure numerics shared by scoring, calibration and campaigns: intervals, quantiles, series summaries."""
 
-__all__: list[str] = []
+from ._intervals import RowStatistic, bootstrap_ci, wilson_interval
+from ._quantiles import SeriesDistribution, nearest_rank_quantile, summarize_number_series
+
+__all__ = [
+    "RowStatistic",
+    "SeriesDistribution",
+    "bootstrap_ci",
+    "nearest_rank_quantile",
+    "summarize_number_series",
+    "wilson_interval",
+]

@@ -279,9 +279,14 @@ def _tau_record(stem: str) -> ValueHandler:
             "task_id": value["task_id"],
             "trial": value["trial"],
         }
-        for key in ("task", "source", "user_cost", "reward_info"):
+        for key in ("source", "user_cost"):
             if key in info:
                 metadata[key] = info[key]
+        # The task (the user simulator's goal, the gold actions) and the reward breakdown are ground
+        # truth: "_"-prefixed metadata is never shown to judges.
+        for key in ("task", "reward_info"):
+            if key in info:
+                metadata[f"_{key}"] = info[key]
         status = "unset"
         if "error" in info:
             status = "error"
