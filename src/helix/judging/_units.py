@@ -1,10 +1,10 @@
 """Judging units and their content keys: what is judged, once, under one key.
 
 A unit is one judge call. On the ``matrix`` axis there is one unit per trajectory covering all its
-LLM criteria; on the ``criterion`` axis one unit per (LLM criterion, trajectory). Code criteria form
-code units the same way. A unit's key is the hash of exactly what the judge sees (the prompt version,
-the axis, the criteria as presented and the trajectory as presented), never of trace ids, file paths
-or times, so identical units share a key and are judged once.
+LLM criteria; on the ``criterion`` axis one unit per (LLM criterion, trajectory). Code criteria
+always form one unit per (check, trace). An LLM unit's key is the hash of exactly what the judge sees
+(the prompt version, the axis, the criteria as presented and the trajectory as presented), never of
+trace ids, file paths or times, so identical units share a key and are judged once.
 
 What the judge sees of a trace (:func:`present_trace`) is a compact transcript plus the trace input,
 final output and metadata without ``_``-prefixed keys (where ground truth lives).
@@ -260,17 +260,15 @@ def judged_content(
     }
 
 
-def _code_content(axis: UnitAxis, criteria: Sequence[Criterion], trace: Trace) -> dict[str, Any]:
+def _code_content(criterion: Criterion, trace: Trace) -> dict[str, Any]:
     # A code check reads the whole trace (ground truth in `_` metadata, timings), so everything but
     # the id and intake bookkeeping is judged content.
     body = trace.model_dump(mode="json", exclude={"id"})
     body["metadata"] = {k: v for k, v in body["metadata"].items() if k not in _INTAKE_METADATA_KEYS}
     return {
         "kind": "code",
-        "axis": axis,
-        "checks": [
-            {"id": c.id, "check": c.check.model_dump(mode="json") if c.check else None} for c in criteria
-        ],
+        "criterion_id": criterion.id,
+        "check": criterion.check.model_dump(mode="json") if criterion.check else None,
         "trace": _jsonable(body),
     }
 
@@ -334,11 +332,15 @@ def build_units(
                 ),
                 trace.id,
             )
+    # Code units are always one check × one trace, whatever the axis: a check that raises then
+    # leaves only its own criterion unscored, never its neighbours.
     for trace in trace_list:
-        for group in _groups(matrix.code_criteria, axis):
-            key = content_hash(_code_content(axis, group, trace))
-            ids = tuple(c.id for c in group)
-            add(JudgingUnit(key=key, kind="code", axis=axis, criterion_ids=ids, trace_ids=()), trace.id)
+        for criterion in matrix.code_criteria:
+            key = content_hash(_code_content(criterion, trace))
+            add(
+                JudgingUnit(key=key, kind="code", axis=axis, criterion_ids=(criterion.id,), trace_ids=()),
+                trace.id,
+            )
 
     return tuple(
         JudgingUnit(
