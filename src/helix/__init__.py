@@ -1,6 +1,7 @@
 """Helix evaluates LLM agents: traces in, binary judgments out, numbers you can trust."""
 
 from ._exceptions import (
+    CodeCheckError,
     HelixError,
     InputFileError,
     MissingVerdictsError,
@@ -10,10 +11,13 @@ from ._exceptions import (
     UsageError,
     VerdictFileError,
 )
+from ._pipeline import AggregateResult, aggregate_run, evaluate, evaluate_async
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AggregateResult",
+    "CodeCheckError",
     "HelixError",
     "InputFileError",
     "MissingVerdictsError",
@@ -23,4 +27,7 @@ __all__ = [
     "UsageError",
     "VerdictFileError",
     "__version__",
+    "aggregate_run",
+    "evaluate",
+    "evaluate_async",
 ]

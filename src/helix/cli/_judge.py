@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from ._common import EXIT_GATE_FAILED, console, helix_errors
+
+if TYPE_CHECKING:
+    from .._pipeline import AggregateResult
 
 __all__ = ["register"]
 
@@ -44,19 +47,15 @@ def _unit(value: str) -> Literal["matrix", "criterion"]:
 
 
 def _severities(value: str) -> tuple[str, ...]:
-    from .._exceptions import UsageError
-
-    parts = tuple(p.strip() for p in value.split(",") if p.strip())
-    bad = [p for p in parts if p not in ("critical", "major", "minor")]
-    if bad:
-        raise UsageError(f"--block takes critical, major and/or minor; got {', '.join(map(repr, bad))}")
-    return parts
+    return tuple(p.strip() for p in value.split(",") if p.strip())
 
 
 @judge_app.command("prep")
 @helix_errors
 def prep(
-    traces: Annotated[Path, typer.Argument(help="Trace file (Helix JSONL, OpenAI messages, tau-bench; .gz ok).")],
+    traces: Annotated[
+        Path, typer.Argument(help="Trace file (Helix JSONL, OpenAI messages, tau-bench; .gz ok).")
+    ],
     criteria: Annotated[Path, typer.Option("--criteria", help="Criteria matrix YAML.")],
     run: RunDir,
     unit: Unit = "matrix",
@@ -77,7 +76,10 @@ def prep(
     summary = prep_run(intake.traces, matrix, run, unit=_unit(unit), model=spec)
     out = console()
     skipped = len(intake.report.skipped)
-    out.print(f"read {len(intake.traces)} traces from {traces}" + (f" ({skipped} records skipped)" if skipped else ""))
+    out.print(
+        f"read {len(intake.traces)} traces from {traces}"
+        + (f" ({skipped} records skipped)" if skipped else "")
+    )
     out.print(summary.describe())
     out.print(
         f"next: have a judge write the verdict files named in {run}/packets/*.packet.json, "
@@ -109,12 +111,14 @@ def run_model(
         str | None, typer.Option("--base-url", help="OpenAI-compatible server (vLLM, Ollama, ...).")
     ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight.")] = 16,
-    allow_alias: Annotated[bool, typer.Option(help="Accept a floating model alias (not reproducible).")] = False,
+    allow_alias: Annotated[
+        bool, typer.Option(help="Accept a floating model alias (not reproducible).")
+    ] = False,
 ) -> None:
     """Judge every packet that has no verdict yet with an LLM provider (temperature 0, pinned model)."""
     import anyio
 
-    from ..judging import judge_packets_with_model
+    from ..judging import ModelJudgeProgress, judge_packets_with_model
     from ..models import open_model, parse_model_spec
 
     spec = parse_model_spec(model, base_url=base_url, allow_alias=allow_alias)
@@ -125,12 +129,16 @@ def run_model(
         client = open_model(spec)
         try:
             with Progress(
-                TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=console()
+                TextColumn("judging"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=console(),
             ) as bar:
                 task = bar.add_task("judge", total=None)
 
-                def progress(done: int, total: int) -> None:
-                    bar.update(task, completed=done, total=total)
+                def progress(event: ModelJudgeProgress) -> None:
+                    bar.update(task, completed=event.done, total=event.total)
 
                 return await judge_packets_with_model(
                     run, client, concurrency=concurrency, on_progress=progress
@@ -142,14 +150,11 @@ def run_model(
     console().print(getattr(summary, "describe", lambda: str(summary))())
 
 
-def _print_aggregate(result: object) -> None:
-    from .._pipeline import AggregateResult
+def _print_aggregate(result: AggregateResult) -> None:
+    from ._render import print_scorecard
 
-    assert isinstance(result, AggregateResult)
     out = console()
-    card = result.scorecard
-    verdict = "[bold green]PASSED[/]" if result.gate_passed else "[bold red]FAILED[/]"
-    out.print(f"gate {verdict}: {card.gate.reason}")  # type: ignore[attr-defined]
+    print_scorecard(out, result.scorecard)
     out.print(f"scorecard: {result.scorecard_path}")
     out.print(f"report:    {result.report_path}")
 

@@ -36,13 +36,11 @@ class DemoResult:
 
     def describe(self) -> str:
         """A few lines for the terminal."""
-        gate = "PASSED" if self.gate_passed else "FAILED"
         return "\n".join(
             [
                 f"generated {self.n_traces} support-shop agent runs -> {self.traces_path}",
                 f"code checks decided {self.code_verdicts} unit(s); {self.shipped_verdicts} LLM verdict file(s) "
-                f"came with the example ({self.provenance})",
-                f"gate {gate}: {self.gate_reason}",
+                f"came with the example, {self.provenance}",
                 f"scorecard: {self.scorecard_path}",
                 f"report:    {self.report_path}",
             ]
@@ -89,7 +87,7 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
     provenance = "unknown provenance"
     if provenance_file.exists():
         prov = orjson.loads(provenance_file.read_bytes())
-        provenance = f"judged by {prov.get('runtime')} ({prov.get('model')})"
+        provenance = f"judged by {prov.get('judged_by')} (see {provenance_file})"
 
     result = aggregate_run(run)
     judged_units = open_run(run)
@@ -101,7 +99,7 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
         scorecard_path=result.scorecard_path,
         report_path=result.report_path,
         gate_passed=result.gate_passed,
-        gate_reason=str(result.scorecard.gate.reason),  # type: ignore[attr-defined]
+        gate_reason=result.scorecard.gate.reason,
         n_traces=len(traces),
         code_verdicts=code_units,
         shipped_verdicts=copied,

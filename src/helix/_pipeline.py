@@ -1,0 +1,127 @@
+"""The end-to-end flow over one run directory: PREP → judge → AGGREGATE (scorecard + report)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from ._util import write_atomic
+
+if TYPE_CHECKING:
+    from .judging import ModelJudgeProgress, Severity
+    from .scoring import Scorecard
+
+__all__ = ["AggregateResult", "aggregate_run", "evaluate", "evaluate_async"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AggregateResult:
+    """What AGGREGATE wrote: the scorecard (with its gate) and where the files are."""
+
+    scorecard: Scorecard
+    scorecard_path: Path
+    report_path: Path
+    gate_passed: bool
+
+
+def _severities(values: Sequence[str]) -> tuple[Severity, ...]:
+    from ._exceptions import UsageError
+
+    allowed: tuple[Severity, ...] = ("critical", "major", "minor")
+    out = tuple(s for s in allowed if s in values)
+    unknown = [v for v in values if v not in allowed]
+    if unknown:
+        raise UsageError(f"blocking severities must be among critical, major, minor; got {unknown!r}")
+    return out
+
+
+def aggregate_run(
+    run_dir: str | Path,
+    *,
+    blocking: Sequence[str] = ("critical", "major"),
+    fail_on_uncertain: bool = False,
+) -> AggregateResult:
+    """Fold every verdict of a run into ``scorecard.json`` and ``report.html`` inside the run directory.
+
+    Raises ``MissingVerdictsError`` (listing every key) when a judging unit has no verdict yet, and
+    ``VerdictFileError`` when a verdict file breaks the contract.
+    """
+    from .judging import collect_results
+    from .report import render_report
+    from .scoring import GateConfig, build_scorecard, scorecard_json
+
+    run = Path(run_dir)
+    judged = collect_results(run)
+    gate = GateConfig(blocking=_severities(blocking), fail_on_uncertain=fail_on_uncertain)
+    scorecard = build_scorecard(judged, gate=gate)
+    scorecard_path = write_atomic(run / "scorecard.json", scorecard_json(scorecard))
+    report_path = write_atomic(run / "report.html", render_report(judged, scorecard))
+    return AggregateResult(
+        scorecard=scorecard,
+        scorecard_path=scorecard_path,
+        report_path=report_path,
+        gate_passed=scorecard.gate.passed,
+    )
+
+
+async def evaluate_async(
+    traces_path: str | Path,
+    *,
+    criteria_path: str | Path,
+    run_dir: str | Path,
+    model: str,
+    base_url: str | None = None,
+    allow_alias: bool = False,
+    unit: Literal["matrix", "criterion"] = "matrix",
+    concurrency: int = 16,
+    blocking: Sequence[str] = ("critical", "major"),
+    on_progress: Callable[[ModelJudgeProgress], None] | None = None,
+) -> AggregateResult:
+    """Read traces, PREP the run, judge every packet with ``model``, then AGGREGATE."""
+    from .judging import judge_packets_with_model, load_criteria, prep_run
+    from .models import open_model, parse_model_spec
+    from .traces import read_traces
+
+    spec = parse_model_spec(model, base_url=base_url, allow_alias=allow_alias)
+    intake = read_traces(traces_path)
+    matrix = load_criteria(criteria_path)
+    prep_run(intake.traces, matrix, run_dir, unit=unit, model=spec)
+    client = open_model(spec)
+    try:
+        await judge_packets_with_model(run_dir, client, concurrency=concurrency, on_progress=on_progress)
+    finally:
+        await client.aclose()
+    return aggregate_run(run_dir, blocking=blocking)
+
+
+def evaluate(
+    traces_path: str | Path,
+    *,
+    criteria_path: str | Path,
+    run_dir: str | Path,
+    model: str,
+    base_url: str | None = None,
+    allow_alias: bool = False,
+    unit: Literal["matrix", "criterion"] = "matrix",
+    concurrency: int = 16,
+    blocking: Sequence[str] = ("critical", "major"),
+) -> AggregateResult:
+    """Synchronous :func:`evaluate_async`."""
+    import anyio
+
+    async def _go() -> AggregateResult:
+        return await evaluate_async(
+            traces_path,
+            criteria_path=criteria_path,
+            run_dir=run_dir,
+            model=model,
+            base_url=base_url,
+            allow_alias=allow_alias,
+            unit=unit,
+            concurrency=concurrency,
+            blocking=blocking,
+        )
+
+    return anyio.run(_go)

@@ -1,0 +1,5 @@
+"""`python -m helix.cli` runs the `helix` command."""
+
+from . import main
+
+main()
