@@ -15,13 +15,15 @@ Printed per row: efficiency = (N x latency / concurrency) / wall, units/s, and c
 unit (process CPU time of this process). ``--profile`` adds a CPU-time cProfile of the transport at
 the highest concurrency.
 
-Findings (2-vCPU VM, 4096 units, 100 ms, 2026-11-29): at concurrency 512 the client is CPU-bound.
-bare aiohttp ~0.3 ms CPU/unit (~2500 units/s, server-bound); openai client ~0.9 ms/unit (~1000
-units/s); full transport ~2.7-3.0 ms/unit (~330-360 units/s). The transport's extra CPU is mostly
-creating two files per unit (verdict + receipt): a new inode costs ~0.37 ms of kernel CPU on this
-VM (opening an existing file: 6 us), so ~0.8-1.3 ms/unit; without the writes the transport ran at
-~550 units/s. The openai SDK was ~1.6-1.9 ms/unit through ``chat.completions.create`` (its generic
-parameter transform alone ~3 ms/unit under the profiler); the client now posts pre-encoded JSON
+Findings (2-vCPU VM, 4096 units, 100 ms, 2026-11-29, three runs, noisy shared machine): at
+concurrency 512 the client is CPU-bound. bare aiohttp ~0.2-0.3 ms CPU/unit (2,600-3,400 units/s,
+server-bound); openai client alone ~0.7-0.9 ms/unit (1,100-1,200 units/s); full transport
+~1.8-2.2 ms/unit (500-610 units/s). What moved the transport from ~350 to ~500-610 units/s:
+receipts appended to one receipts.jsonl instead of a file per unit, verdict files written on a
+background thread (file creation is the costliest syscall here and releases the GIL), a cheaper
+temp-file name than mkstemp, and gc.freeze() of the run's long-lived objects for the pass (full
+collections re-scanning them cost ~30% of the CPU). The openai SDK's request building (URL and
+header models, deep copies) remains the largest single cost; the client posts pre-encoded JSON
 through the SDK's ``post`` and reads the raw response (see ``helix/models/_clients.py``).
 """
 
@@ -56,7 +58,7 @@ from helix.judging import (
     prep_run,
     render_prompt,
 )
-from helix.models import ChatMessage, ModelSpec, open_model
+from helix.models import RECEIPTS_FILE, ChatMessage, ModelSpec, open_model, read_receipts
 from helix.models.testing import RecordedRequest, ScriptedLLMServer
 from helix.traces import Message, Trace
 
@@ -133,8 +135,8 @@ def make_run(root: Path, units: int) -> Path:
 
 
 def reset(run_dir: Path) -> None:
-    for sub in ("verdicts", "receipts"):
-        shutil.rmtree(run_dir / sub, ignore_errors=True)
+    shutil.rmtree(run_dir / "verdicts", ignore_errors=True)
+    (run_dir / RECEIPTS_FILE).unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ the three clients
@@ -177,6 +179,11 @@ async def transport(spec: ModelSpec, run_dir: Path, concurrency: int) -> None:
         await model.aclose()
     if summary.judged != summary.pending or summary.unscored:
         raise SystemExit(f"benchmark run went wrong: {summary.describe()}")
+    receipts, _ = read_receipts(run_dir)
+    calls = sum(r.calls for r in receipts)
+    attempts = sum(r.attempts for r in receipts)
+    if calls != len(receipts) or attempts != calls:
+        print(f"  note: {calls} calls and {attempts} HTTP attempts for {len(receipts)} units")
 
 
 @dataclass

@@ -23,7 +23,7 @@ from helix.judging import (
     parse_verdict_file,
     prep_run,
 )
-from helix.models import CallReceipt, Model, ModelSpec, open_model, parse_model_spec
+from helix.models import Model, ModelSpec, open_model, parse_model_spec, read_receipts
 from helix.models.testing import RecordedRequest, ScriptedLLMServer, ScriptedReply
 from helix.traces import Message, Trace
 
@@ -132,7 +132,7 @@ def test_every_unit_judged_pinned_at_temperature_zero(tmp_path: Path, ref: str) 
             0.0,
         )
         assert verdict.judge.prompt_version == run.manifest.prompt_version
-        receipt = CallReceipt.model_validate_json((run_dir / "receipts" / f"{unit.key}.json").read_bytes())
+        [receipt] = [r for r in read_receipts(run_dir)[0] if r.key == unit.key]
         assert (receipt.status, receipt.calls, receipt.attempts) == ("ok", 1, 1)
         assert receipt.requested_model == receipt.served_model == model_id
         assert receipt.ended_at >= receipt.started_at
@@ -175,8 +175,8 @@ def test_malformed_answer_is_retried_once_with_the_error_fed_back(tmp_path: Path
     assert feedback["role"] == "user"
     assert "'result' comes before 'critique'" in feedback["content"]
     assert '"criterion_id":"grounded"' in feedback["content"] and '"polite"' in feedback["content"]
-    [receipt_file] = (run_dir / "receipts").iterdir()
-    receipt = CallReceipt.model_validate_json(receipt_file.read_bytes())
+    [receipt], torn = read_receipts(run_dir)
+    assert torn == 0
     assert (receipt.calls, receipt.attempts) == (2, 2)
 
 
@@ -214,8 +214,9 @@ def test_transient_errors_are_retried_and_provider_failure_is_unscored(tmp_path:
     assert failed.cost_usd is None
     assert (skipped.pending, skipped.skipped_existing) == (0, 1)
     assert (recovered.pending, recovered.judged, recovered.unscored) == (1, 1, 0)
-    [receipt_file] = (run_dir / "receipts").iterdir()
-    receipt = CallReceipt.model_validate_json(receipt_file.read_bytes())
+    # the log is append-only: the failed pass keeps its receipt beside the one that recovered
+    [failed_receipt, receipt], _ = read_receipts(run_dir)
+    assert (failed_receipt.status, failed_receipt.key) == ("error", receipt.key)
     assert (receipt.status, receipt.attempts) == ("ok", 3)
 
 
@@ -227,8 +228,7 @@ def test_provider_failure_receipt_records_the_error(tmp_path: Path) -> None:
             await _judge(srv, run_dir)
 
     asyncio.run(go())
-    [receipt_file] = (run_dir / "receipts").iterdir()
-    receipt = CallReceipt.model_validate_json(receipt_file.read_bytes())
+    [receipt], _ = read_receipts(run_dir)
     assert receipt.status == "error" and receipt.attempts == 3
     assert receipt.error is not None and "HTTP 500" in receipt.error and "boom" in receipt.error
     verdict = orjson.loads((run_dir / "verdicts" / f"{receipt.key}.verdict.json").read_bytes())

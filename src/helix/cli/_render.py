@@ -46,5 +46,5 @@ def print_scorecard(out: Console, card: Scorecard) -> None:
             f"{c.n_pass}/{c.n_fail}/{c.n_uncertain}/{c.n_unscored}",
         )
     out.print(table)
-    verdict = "[bold green]PASSED[/]" if card.gate.passed else "[bold red]FAILED[/]"
-    out.print(f"gate {verdict}: {escape(card.gate.reason)}")
+    style = "bold green" if card.gate.passed else "bold red"
+    out.print(f"gate [{style}]{escape(card.gate.reason)}[/]")
