@@ -1,0 +1,3 @@
+"""helix.audit"""
+
+__all__: list[str] = []

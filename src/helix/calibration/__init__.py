@@ -1,0 +1,3 @@
+"""helix.calibration"""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""helix.campaign"""
+
+__all__: list[str] = []

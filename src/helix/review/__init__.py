@@ -1,0 +1,3 @@
+"""helix.review"""
+
+__all__: list[str] = []
