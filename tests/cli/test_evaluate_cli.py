@@ -23,7 +23,12 @@ IDS = re.compile(r"Criterion ids to judge, in this order: (.+)\.\s*$", re.MULTIL
 def judge_everything_passes(req: RecordedRequest) -> str:
     ids = IDS.findall(req.body["messages"][-1]["content"])[0].split(", ")
     return orjson.dumps(
-        {"verdicts": [{"criterion_id": c, "critique": "looked at it", "result": "pass", "confidence": 0.9} for c in ids]}
+        {
+            "verdicts": [
+                {"criterion_id": c, "critique": "looked at it", "result": "pass", "confidence": 0.9}
+                for c in ids
+            ]
+        }
     ).decode()
 
 
@@ -38,8 +43,20 @@ def test_evaluate_judges_over_http_with_the_pinned_model_at_temperature_zero(tmp
     with ScriptedLLMServer.running_in_thread(judge_everything_passes, script=script) as srv:
         result = runner.invoke(
             app,
-            ["evaluate", str(traces), "--criteria", str(criteria_path()), "--model", f"openai/{MODEL}",
-             "--base-url", srv.base_url, "--run", str(tmp_path / "run"), "--concurrency", "2"],
+            [
+                "evaluate",
+                str(traces),
+                "--criteria",
+                str(criteria_path()),
+                "--model",
+                f"openai/{MODEL}",
+                "--base-url",
+                srv.base_url,
+                "--run",
+                str(tmp_path / "run"),
+                "--concurrency",
+                "2",
+            ],
         )
         requests = list(srv.requests)
     assert result.exit_code in (0, 1), result.output
@@ -60,8 +77,18 @@ def test_an_answer_that_never_parses_is_unscored_not_a_pass(tmp_path: Path) -> N
     with ScriptedLLMServer.running_in_thread(lambda req: "Looks fine to me!") as srv:
         result = runner.invoke(
             app,
-            ["evaluate", str(traces), "--criteria", str(criteria_path()), "--model", f"openai/{MODEL}",
-             "--base-url", srv.base_url, "--run", str(tmp_path / "run")],
+            [
+                "evaluate",
+                str(traces),
+                "--criteria",
+                str(criteria_path()),
+                "--model",
+                f"openai/{MODEL}",
+                "--base-url",
+                srv.base_url,
+                "--run",
+                str(tmp_path / "run"),
+            ],
         )
         asked = srv.request_count
     assert asked == 2  # the first answer, then one retry with the parse error fed back
@@ -76,9 +103,58 @@ def test_a_floating_alias_is_refused(tmp_path: Path) -> None:
     traces = _traces(tmp_path, n=1)
     result = runner.invoke(
         app,
-        ["evaluate", str(traces), "--criteria", str(criteria_path()), "--model", "openai/gpt-4o",
-         "--base-url", "http://127.0.0.1:9/v1", "--run", str(tmp_path / "run")],
+        [
+            "evaluate",
+            str(traces),
+            "--criteria",
+            str(criteria_path()),
+            "--model",
+            "openai/gpt-4o",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--run",
+            str(tmp_path / "run"),
+        ],
     )
     assert result.exit_code == 2
     assert "alias" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_step_by_step_prep_judge_run_aggregate(tmp_path: Path) -> None:
+    traces = _traces(tmp_path, n=2)
+    run = tmp_path / "run"
+    prep = runner.invoke(
+        app,
+        [
+            "judge",
+            "prep",
+            str(traces),
+            "--criteria",
+            str(criteria_path()),
+            "--run",
+            str(run),
+            "--unit",
+            "criterion",
+            "--model",
+            f"openai/{MODEL}",
+        ],
+    )
+    assert prep.exit_code == 0, prep.output
+    with ScriptedLLMServer.running_in_thread(judge_everything_passes) as srv:
+        judged = runner.invoke(
+            app, ["judge", "run", "--run", str(run), "--model", f"openai/{MODEL}", "--base-url", srv.base_url]
+        )
+        asked = srv.request_count
+    assert judged.exit_code == 0, judged.output
+    assert asked == 2 * 5  # criterion axis: one call per (trace, llm criterion)
+    assert runner.invoke(app, ["judge", "status", "--run", str(run)]).exit_code == 0
+    # a second pass judges nothing: every unit already has its verdict
+    with ScriptedLLMServer.running_in_thread(judge_everything_passes) as srv:
+        again = runner.invoke(
+            app, ["judge", "run", "--run", str(run), "--model", f"openai/{MODEL}", "--base-url", srv.base_url]
+        )
+        assert srv.request_count == 0
+    assert again.exit_code == 0
+    agg = runner.invoke(app, ["aggregate", "--run", str(run)])
+    assert agg.exit_code in (0, 1) and (run / "report.html").exists()

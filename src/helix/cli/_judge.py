@@ -118,12 +118,12 @@ def run_model(
     """Judge every packet that has no verdict yet with an LLM provider (temperature 0, pinned model)."""
     import anyio
 
-    from ..judging import ModelJudgeProgress, judge_packets_with_model
+    from ..judging import ModelJudgeProgress, ModelJudgeSummary, judge_packets_with_model
     from ..models import open_model, parse_model_spec
 
     spec = parse_model_spec(model, base_url=base_url, allow_alias=allow_alias)
 
-    async def _go() -> object:
+    async def _go() -> ModelJudgeSummary:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
         client = open_model(spec)
@@ -147,7 +147,7 @@ def run_model(
             await client.aclose()
 
     summary = anyio.run(_go)
-    console().print(getattr(summary, "describe", lambda: str(summary))())
+    console().print(summary.describe())
 
 
 def _print_aggregate(result: AggregateResult) -> None:
