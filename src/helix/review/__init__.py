@@ -1,3 +1,108 @@
-"""helix.review"""
+"""Human review: labels, the SQLite label store, annotator agreement, and the review page and server.
 
-__all__: list[str] = []
+```python
+from helix.review import LabelStore, load_labels, cohen_kappa
+
+store = LabelStore("labels.sqlite")
+store.record(trace_id="t1", criterion_id="refund_policy", label="fail", annotator="ana")
+labels = load_labels("labels.sqlite")          # current label per trace × criterion × annotator
+cohen_kappa(labels, "ana", "ben").kappa
+```
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._agreement import KappaResult, annotator_agreement, cohen_kappa
+from ._labels import (
+    DECIDED_LABELS,
+    LABEL_FORMAT_VERSION,
+    BadLine,
+    HumanLabel,
+    LabelFile,
+    LabelKey,
+    LabelValue,
+    latest_labels,
+    parse_labels_jsonl,
+    read_labels_jsonl,
+    write_labels_jsonl,
+)
+from ._store import MIGRATIONS, ImportSummary, LabelStore, Migration, load_labels
+
+if TYPE_CHECKING:
+    from ._items import JudgeResult, ReviewItem, ReviewSet, is_disagreement, load_review_set, order_queue
+    from ._page import PageMode, json_for_script, render_review_page, review_csp, write_review_html
+    from ._server import TOKEN_ENV, ReviewServer, check_bind, create_review_app, is_loopback, token_from_env
+
+# The page, its server and run reading pull in judging, the report renderer and Starlette; they load on
+# first use so that reading labels (what calibration does) stays a light import.
+_LAZY = {
+    "._items": (
+        "JudgeResult",
+        "ReviewItem",
+        "ReviewSet",
+        "is_disagreement",
+        "load_review_set",
+        "order_queue",
+    ),
+    "._page": ("PageMode", "json_for_script", "render_review_page", "review_csp", "write_review_html"),
+    "._server": (
+        "TOKEN_ENV",
+        "ReviewServer",
+        "check_bind",
+        "create_review_app",
+        "is_loopback",
+        "token_from_env",
+    ),
+}
+_LAZY_NAMES = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "DECIDED_LABELS",
+    "LABEL_FORMAT_VERSION",
+    "MIGRATIONS",
+    "TOKEN_ENV",
+    "BadLine",
+    "HumanLabel",
+    "ImportSummary",
+    "JudgeResult",
+    "KappaResult",
+    "LabelFile",
+    "LabelKey",
+    "LabelStore",
+    "LabelValue",
+    "Migration",
+    "PageMode",
+    "ReviewItem",
+    "ReviewServer",
+    "ReviewSet",
+    "annotator_agreement",
+    "check_bind",
+    "cohen_kappa",
+    "create_review_app",
+    "is_disagreement",
+    "is_loopback",
+    "json_for_script",
+    "latest_labels",
+    "load_labels",
+    "load_review_set",
+    "order_queue",
+    "parse_labels_jsonl",
+    "read_labels_jsonl",
+    "render_review_page",
+    "review_csp",
+    "token_from_env",
+    "write_labels_jsonl",
+    "write_review_html",
+]
