@@ -1,0 +1,416 @@
+"""Span-format intake: throughput per format against raw ``orjson.loads``, and peak memory on a big OTLP file.
+
+Run by hand: ``uv run python benchmarks/bench_formats.py [--mb 40] [--gb 1.0] [--repeats 3]``.
+
+Generates seeded agent runs (an agent root, 3-6 LLM calls with growing message histories, a tool call
+after each but the last, one span per line, children before parents as the OTel file exporter writes
+them) as OTLP/JSON (GenAI conventions), Phoenix/OpenInference JSONL and OpenAI Agents SDK JSONL, then times
+in the same run, on the same warm file:
+- the baseline: ``orjson.loads`` of every line (parsing only);
+- the reader: ``iter_traces`` with an ``IntakeReport`` (grouping, derivations, validation, report).
+Prints MB/s, traces/s and the reader/baseline ratio (target: >= 40%).
+
+Memory: writes a ``--gb`` OTLP file (1 GB by default; ``--gb 0`` skips it) and streams it with
+``iter_traces`` in a child process, which reports its peak RSS (``ru_maxrss``) next to the RSS of the same
+child after imports only: the difference is what reading cost, to compare with the file size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from helix.traces import IntakeReport, iter_traces
+
+WORDS = (
+    "order flight refund booking customer please policy reservation account payment status "
+    "seat baggage cancel change confirm date city ticket number help"
+).split()
+TOOLS = ["get_order_details", "search_flights", "update_reservation", "refund_payment", "lookup_user"]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _run(rng: random.Random, i: int) -> dict[str, Any]:
+    """One agent run as plain data: messages per LLM call, the tool calls, the answer."""
+    system = _text(rng, 120)
+    history: list[dict[str, Any]] = [{"role": "user", "content": _text(rng, 20)}]
+    calls = []
+    steps = rng.randint(3, 6)
+    for step in range(steps):
+        inputs = list(history)
+        if step < steps - 1:
+            call = {
+                "id": f"call_{i}_{step}",
+                "name": rng.choice(TOOLS),
+                "arguments": {"id": f"#W{rng.randint(1, 9999)}"},
+            }
+            output = {"role": "assistant", "tool_calls": [call]}
+            result = _text(rng, 80)
+            history += [output, {"role": "tool", "tool_call_id": call["id"], "content": result}]
+            calls.append((inputs, output, call, result))
+        else:
+            calls.append((inputs, {"role": "assistant", "content": _text(rng, 30)}, None, None))
+    return {"system": system, "calls": calls, "question": history[0]["content"]}
+
+
+def _parts(message: dict[str, Any]) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    if message.get("content"):
+        kind = "tool_call_response" if message["role"] == "tool" else "text"
+        parts.append(
+            {"type": kind, "id": message["tool_call_id"], "response": message["content"]}
+            if kind == "tool_call_response"
+            else {"type": "text", "content": message["content"]}
+        )
+    for call in message.get("tool_calls", []):
+        parts.append({"type": "tool_call", **call})
+    return {"role": message["role"], "parts": parts}
+
+
+def _attr(key: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {"stringValue": value}}
+
+
+def otlp_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+    run = _run(rng, i)
+    trace_id, root = f"{i:032x}", f"{i:08x}ffffffff"
+    t0 = 1_795_978_993_700_000_000 + i * 10_000_000_000
+    resource = {"attributes": [_attr("service.name", "bench-agent")]}
+
+    def line(span: dict[str, Any]) -> bytes:
+        request = {
+            "resourceSpans": [
+                {"resource": resource, "scopeSpans": [{"scope": {"name": "bench"}, "spans": [span]}]}
+            ]
+        }
+        return orjson.dumps(request)
+
+    for step, (inputs, output, call, result) in enumerate(run["calls"]):
+        start = t0 + step * 1_000_000_000
+        attrs = [
+            _attr("gen_ai.operation.name", "chat"),
+            _attr("gen_ai.provider.name", "openai"),
+            _attr("gen_ai.request.model", "gpt-4o"),
+            _attr("gen_ai.response.model", "gpt-4o-2024-08-06"),
+            _attr("gen_ai.usage.input_tokens", 100 + step),
+            _attr("gen_ai.usage.output_tokens", 20),
+            _attr(
+                "gen_ai.system_instructions",
+                orjson.dumps([{"type": "text", "content": run["system"]}]).decode(),
+            ),
+            _attr("gen_ai.input.messages", orjson.dumps([_parts(m) for m in inputs]).decode()),
+            _attr("gen_ai.output.messages", orjson.dumps([_parts(output)]).decode()),
+        ]
+        yield line(
+            {
+                "traceId": trace_id,
+                "spanId": f"{i:08x}{step:04x}0000",
+                "parentSpanId": root,
+                "name": "chat gpt-4o",
+                "kind": 3,
+                "startTimeUnixNano": str(start),
+                "endTimeUnixNano": str(start + 500_000_000),
+                "attributes": attrs,
+                "status": {},
+            }
+        )
+        if call is not None:
+            tool_attrs = [
+                _attr("gen_ai.operation.name", "execute_tool"),
+                _attr("gen_ai.tool.name", call["name"]),
+                _attr("gen_ai.tool.call.id", call["id"]),
+                _attr("gen_ai.tool.call.arguments", orjson.dumps(call["arguments"]).decode()),
+                _attr("gen_ai.tool.call.result", result),
+            ]
+            yield line(
+                {
+                    "traceId": trace_id,
+                    "spanId": f"{i:08x}{step:04x}1111",
+                    "parentSpanId": root,
+                    "name": f"execute_tool {call['name']}",
+                    "kind": 1,
+                    "startTimeUnixNano": str(start + 600_000_000),
+                    "endTimeUnixNano": str(start + 900_000_000),
+                    "attributes": tool_attrs,
+                    "status": {},
+                }
+            )
+    yield line(
+        {
+            "traceId": trace_id,
+            "spanId": root,
+            "name": "invoke_agent bench",
+            "kind": 1,
+            "startTimeUnixNano": str(t0),
+            "endTimeUnixNano": str(t0 + 9_000_000_000),
+            "attributes": [
+                _attr("gen_ai.operation.name", "invoke_agent"),
+                _attr("gen_ai.conversation.id", f"c{i}"),
+            ],
+            "status": {"code": 1},
+        }
+    )
+
+
+def phoenix_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+    run = _run(rng, i)
+    trace_id, root = f"{i:032x}", f"{i:08x}ffffffff"
+    for step, (inputs, output, call, result) in enumerate(run["calls"]):
+        attrs: dict[str, Any] = {
+            "openinference.span.kind": "LLM",
+            "llm.model_name": "gpt-4o",
+            "llm.system": "openai",
+            "llm.token_count.prompt": 100,
+            "llm.token_count.completion": 20,
+        }
+        for n, m in enumerate([{"role": "system", "content": run["system"]}, *inputs]):
+            attrs[f"llm.input_messages.{n}.message.role"] = m["role"]
+            if m.get("content"):
+                attrs[f"llm.input_messages.{n}.message.content"] = m["content"]
+        if call is not None:
+            attrs["llm.output_messages.0.message.role"] = "assistant"
+            attrs["llm.output_messages.0.message.tool_calls.0.tool_call.id"] = call["id"]
+            attrs["llm.output_messages.0.message.tool_calls.0.tool_call.function.name"] = call["name"]
+            attrs["llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"] = orjson.dumps(
+                call["arguments"]
+            ).decode()
+        else:
+            attrs["llm.output_messages.0.message.role"] = "assistant"
+            attrs["llm.output_messages.0.message.content"] = output["content"]
+        yield orjson.dumps(
+            {
+                "name": "llm",
+                "context": {"trace_id": trace_id, "span_id": f"{i:08x}{step:04x}0000"},
+                "span_kind": "LLM",
+                "parent_id": root,
+                "start_time": "2026-05-04T10:15:02+00:00",
+                "end_time": "2026-05-04T10:15:03+00:00",
+                "status_code": "OK",
+                "attributes": attrs,
+            }
+        )
+        if call is not None:
+            yield orjson.dumps(
+                {
+                    "name": call["name"],
+                    "context": {"trace_id": trace_id, "span_id": f"{i:08x}{step:04x}1111"},
+                    "span_kind": "TOOL",
+                    "parent_id": root,
+                    "start_time": "2026-05-04T10:15:03+00:00",
+                    "end_time": "2026-05-04T10:15:04+00:00",
+                    "status_code": "OK",
+                    "attributes": {
+                        "openinference.span.kind": "TOOL",
+                        "tool.name": call["name"],
+                        "tool.id": call["id"],
+                        "input.value": orjson.dumps(call["arguments"]).decode(),
+                        "output.value": result,
+                    },
+                }
+            )
+    yield orjson.dumps(
+        {
+            "name": "agent",
+            "context": {"trace_id": trace_id, "span_id": root},
+            "span_kind": "AGENT",
+            "parent_id": None,
+            "start_time": "2026-05-04T10:15:01+00:00",
+            "end_time": "2026-05-04T10:15:09+00:00",
+            "status_code": "OK",
+            "attributes": {"openinference.span.kind": "AGENT", "input.value": run["question"]},
+        }
+    )
+
+
+def agents_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+    run = _run(rng, i)
+    trace_id, root = f"trace_{i:032x}", f"span_{i:016x}ffffffff"
+    for step, (inputs, output, call, result) in enumerate(run["calls"]):
+        openai_out = dict(output)
+        if call is not None:
+            openai_out = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["name"],
+                            "arguments": orjson.dumps(call["arguments"]).decode(),
+                        },
+                    }
+                ],
+            }
+        yield orjson.dumps(
+            {
+                "object": "trace.span",
+                "id": f"span_{i:016x}{step:04x}0000",
+                "trace_id": trace_id,
+                "parent_id": root,
+                "started_at": "2026-05-04T10:15:02.140000+00:00",
+                "ended_at": "2026-05-04T10:15:03.330000+00:00",
+                "span_data": {
+                    "type": "generation",
+                    "model": "gpt-4o",
+                    "input": [{"role": "system", "content": run["system"]}, *inputs],
+                    "output": [openai_out],
+                    "usage": {"input_tokens": 100, "output_tokens": 20},
+                },
+                "error": None,
+            }
+        )
+        if call is not None:
+            yield orjson.dumps(
+                {
+                    "object": "trace.span",
+                    "id": f"span_{i:016x}{step:04x}1111",
+                    "trace_id": trace_id,
+                    "parent_id": root,
+                    "started_at": "2026-05-04T10:15:03.340000+00:00",
+                    "ended_at": "2026-05-04T10:15:04.200000+00:00",
+                    "span_data": {
+                        "type": "function",
+                        "name": call["name"],
+                        "input": orjson.dumps(call["arguments"]).decode(),
+                        "output": result,
+                    },
+                    "error": None,
+                }
+            )
+    yield orjson.dumps(
+        {
+            "object": "trace.span",
+            "id": root,
+            "trace_id": trace_id,
+            "parent_id": None,
+            "started_at": "2026-05-04T10:15:02.130000+00:00",
+            "ended_at": "2026-05-04T10:15:09.320000+00:00",
+            "span_data": {"type": "agent", "name": "bench", "tools": TOOLS},
+            "error": None,
+        }
+    )
+    yield orjson.dumps(
+        {"object": "trace", "id": trace_id, "workflow_name": "bench", "group_id": f"c{i}", "metadata": {}}
+    )
+
+
+FORMATS: dict[str, Callable[[random.Random, int], Iterator[bytes]]] = {
+    "otlp": otlp_lines,
+    "openinference": phoenix_lines,
+    "openai-agents": agents_lines,
+}
+
+
+def write(path: Path, lines: Callable[[random.Random, int], Iterator[bytes]], target_bytes: int) -> int:
+    rng = random.Random(7)
+    size = runs = 0
+    with path.open("wb") as fh:
+        while size < target_bytes:
+            chunk = b"".join(line + b"\n" for line in lines(rng, runs))
+            fh.write(chunk)
+            size += len(chunk)
+            runs += 1
+    return runs
+
+
+def _best(fn: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def throughput(directory: Path, mb: float, repeats: int) -> None:
+    print(
+        f"{'format':<15}{'MB':>7}{'traces':>8}{'orjson MB/s':>13}{'reader MB/s':>13}{'traces/s':>10}{'ratio':>8}"
+    )
+    for name, lines in FORMATS.items():
+        path = directory / f"{name}.jsonl"
+        runs = write(path, lines, int(mb * 1e6))
+        size = path.stat().st_size / 1e6
+
+        def baseline(p: Path = path) -> None:
+            with p.open("rb") as fh:
+                for line in fh:
+                    orjson.loads(line)
+
+        def reader(p: Path = path, fmt: str = name, expected: int = runs) -> None:
+            report = IntakeReport()
+            count = sum(1 for _ in iter_traces(p, format=fmt, report=report))
+            assert count == expected and not report.skipped, (count, expected, report.skipped[:2])
+
+        base, read = _best(baseline, repeats), _best(reader, repeats)
+        print(
+            f"{name:<15}{size:>7.1f}{runs:>8}{size / base:>13.1f}{size / read:>13.1f}{runs / read:>10.0f}{base / read:>8.0%}"
+        )
+
+
+_CHILD = """
+import resource, sys, time
+from helix.traces import IntakeReport, iter_traces
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+report = IntakeReport()
+start = time.perf_counter()
+count = 0
+for trace in iter_traces(sys.argv[1], format="otlp", report=report):
+    count += 1
+elapsed = time.perf_counter() - start
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(count, len(report.skipped), before, after, elapsed)
+"""
+
+
+def memory(directory: Path, gb: float) -> None:
+    path = directory / "big.otlp.jsonl"
+    start = time.perf_counter()
+    runs = write(path, otlp_lines, int(gb * 1e9))
+    size = path.stat().st_size
+    print(f"\nwrote {size / 1e9:.2f} GB OTLP ({runs} traces) in {time.perf_counter() - start:.0f}s")
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True
+    )
+    count, skipped, before_kb, after_kb, elapsed = out.stdout.split()
+    print(
+        f"streamed {count} traces ({skipped} skipped) in {float(elapsed):.0f}s "
+        f"({size / 1e6 / float(elapsed):.1f} MB/s); peak RSS {int(after_kb) / 1024:.0f} MB, "
+        f"after imports {int(before_kb) / 1024:.0f} MB, reading cost {(int(after_kb) - int(before_kb)) / 1024:.0f} MB "
+        f"= {(int(after_kb) - int(before_kb)) * 1024 / size:.1%} of the file"
+    )
+    path.unlink()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mb", type=float, default=40.0, help="size of each throughput file (MB)")
+    parser.add_argument(
+        "--gb", type=float, default=1.0, help="size of the memory-test OTLP file (GB); 0 skips"
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        throughput(Path(tmp), args.mb, args.repeats)
+        if args.gb > 0:
+            memory(Path(tmp), args.gb)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""Decoding span content: JSON-in-strings, times, dotted keys, and messages of every dialect -> canonical.
+
+Shared by the span readers (OTLP, OpenInference, OpenAI Agents SDK). Messages come out as plain dicts in
+the shape of :class:`Message`, so a reader validates a whole trace in one call.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from ._chat import _arguments
+
+__all__ = [
+    "CANONICAL_ROLES",
+    "decode_json",
+    "flatten",
+    "from_unix_nanos",
+    "make_message",
+    "messages_of",
+    "nest",
+    "parse_time",
+    "to_messages",
+]
+
+_MAX_DEPTH = 48  # deeper values are kept as they are instead of being walked (fuzzed or hostile input)
+_ROLES = {
+    "system": "system",
+    "developer": "developer",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+CANONICAL_ROLES = frozenset(_ROLES.values())
+
+
+# -- small decoders ----------------------------------------------------------------------------------------
+
+
+def decode_json(value: Any) -> Any:
+    """``value`` parsed when it is a string holding a JSON object or array; otherwise unchanged."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def from_unix_nanos(value: Any) -> datetime | None:
+    """A UTC datetime from nanoseconds since the epoch (an int or a decimal string); ``None`` if not one."""
+    if isinstance(value, str):
+        if not value.isdigit():
+            return None
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1e9, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A tz-aware datetime from an ISO string (no zone = UTC), a datetime, or epoch nanoseconds."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, str) and value[:1].isdigit() and not value.isdigit():
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    return from_unix_nanos(value)
+
+
+def flatten(
+    value: Any, prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
+    """Dotted keys for nested objects (lists of objects get numeric segments); scalars and lists kept."""
+    flat: dict[str, Any] = {} if out is None else out
+    if isinstance(value, dict) and depth < _MAX_DEPTH:
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), flat, depth + 1)
+    elif (
+        isinstance(value, list)
+        and value
+        and prefix
+        and depth < _MAX_DEPTH
+        and all(isinstance(item, dict) for item in value)
+    ):
+        for index, item in enumerate(value):
+            flatten(item, f"{prefix}.{index}", flat, depth + 1)
+    elif prefix:
+        flat[prefix] = value
+    return flat
+
+
+def nest(flat: dict[str, Any], prefix: str) -> Any:
+    """The value under ``prefix`` rebuilt from dotted keys; numeric segments become list positions."""
+    root: dict[str, Any] = {}
+    start = len(prefix) + 1
+    for key, value in flat.items():
+        if not key.startswith(prefix) or len(key) < start or key[start - 1] != ".":
+            continue
+        node = root
+        parts = key[start:].split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value
+    return _listify(root, 0) if root else None
+
+
+def _listify(node: Any, depth: int) -> Any:
+    if not isinstance(node, dict) or depth > _MAX_DEPTH:
+        return node
+    if node and all(key.isdigit() for key in node):
+        return [_listify(node[key], depth + 1) for key in sorted(node, key=int)]
+    return {key: _listify(item, depth + 1) for key, item in node.items()}
+
+
+# -- messages ----------------------------------------------------------------------------------------------
+
+
+def _text(content: Any) -> tuple[str | None, list[Any] | None]:
+    if content is None or isinstance(content, str):
+        return content, None
+    if isinstance(content, list):
+        texts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict):
+                part = part.get("message_content", part)  # OpenInference contents
+                if isinstance(part, dict):
+                    for key in ("text", "content", "refusal"):
+                        text = part.get(key)
+                        if isinstance(text, str) and part.get("type") not in ("reasoning", "thinking"):
+                            texts.append(text)
+                            break
+        return ("\n".join(texts) if texts else None), content
+    return orjson.dumps(content, default=str).decode(), None
+
+
+def _call(raw: Any) -> dict[str, Any] | None:
+    if not isinstance(raw, dict):
+        return None
+    raw = raw.get("tool_call", raw)  # OpenInference nests the call under "tool_call"
+    if not isinstance(raw, dict):
+        return None
+    fn = raw.get("function")
+    spec = fn if isinstance(fn, dict) else raw
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    call_id = raw.get("id", raw.get("call_id"))
+    return {
+        "id": str(call_id) if isinstance(call_id, str | int) else None,
+        "name": name,
+        "arguments": _arguments(spec.get("arguments")),
+    }
+
+
+def make_message(role: str, content: Any = None, **extra: Any) -> dict[str, Any]:
+    text, parts = _text(content)
+    return {
+        "role": role,
+        "content": text,
+        "parts": parts,
+        "tool_calls": extra.get("tool_calls", []),
+        "tool_call_id": extra.get("tool_call_id"),
+        "name": extra.get("name"),
+    }
+
+
+def to_messages(raw: Any, default_role: str | None = None) -> list[dict[str, Any]]:
+    """Canonical :class:`Message` dicts from one source message, whatever its dialect.
+
+    Reads OpenAI chat messages, Responses-API items (``function_call``/``function_call_output``), GenAI
+    semconv messages (``parts`` of text/tool_call/tool_call_response) and OpenInference messages
+    (``message.role``, ``message.tool_calls``...). Unknown shapes give no message.
+    """
+    if not isinstance(raw, dict):
+        return [make_message(default_role, raw)] if default_role and isinstance(raw, str) else []
+    inner = raw.get("message")
+    if isinstance(inner, dict) and "role" in inner:
+        raw = inner
+    item_type = raw.get("type")
+    if item_type == "function_call":
+        call = _call(raw)
+        return [make_message("assistant", None, tool_calls=[call])] if call else []
+    if item_type == "function_call_output":
+        call_id = raw.get("call_id")
+        output = raw.get("output")
+        return [make_message("tool", output, tool_call_id=str(call_id) if call_id is not None else None)]
+    role_value = raw.get("role", default_role)
+    role = _ROLES.get(role_value) if isinstance(role_value, str) else None
+    if role is None:
+        return []
+    name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    parts = raw.get("parts")
+    if isinstance(parts, list):
+        return _from_parts(role, parts, name)
+    calls = [c for c in (_call(tc) for tc in _as_list(raw.get("tool_calls"))) if c is not None]
+    content = raw.get("content", raw.get("contents"))
+    tool_call_id = raw.get("tool_call_id", raw.get("id") if role == "tool" else None)
+    return [
+        make_message(
+            role,
+            content,
+            tool_calls=calls,
+            tool_call_id=str(tool_call_id) if isinstance(tool_call_id, str | int) else None,
+            name=name,
+        )
+    ]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _from_parts(role: str, parts: list[Any], name: str | None) -> list[dict[str, Any]]:
+    """A GenAI semconv message: text parts joined, tool calls collected, each tool response its own message."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    responses: list[dict[str, Any]] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("content"), str):
+            texts.append(part["content"])
+        elif kind == "tool_call":
+            call = _call(part)
+            if call is not None:
+                calls.append(call)
+        elif kind == "tool_call_response":
+            result = part.get("response", part.get("result"))
+            call_id = part.get("id")
+            responses.append(
+                make_message(
+                    "tool",
+                    result if isinstance(result, str) or result is None else orjson.dumps(result).decode(),
+                    tool_call_id=str(call_id) if isinstance(call_id, str | int) else None,
+                    name=name,
+                )
+            )
+    if responses and not texts and not calls:
+        return responses
+    message = {
+        "role": role,
+        "content": "\n".join(texts) if texts else None,
+        "parts": parts,
+        "tool_calls": calls,
+        "tool_call_id": None,
+        "name": name,
+    }
+    return [message, *responses]
+
+
+def messages_of(value: Any, default_role: str | None = None) -> list[dict[str, Any]] | None:
+    """A message list from a list (or a ``{"messages": [...]}`` object, or one message); ``None`` if none."""
+    value = decode_json(value)
+    if isinstance(value, dict):
+        inner = value.get("messages")
+        value = inner if isinstance(inner, list) else [value]
+    if not isinstance(value, list):
+        return None
+    out: list[dict[str, Any]] = []
+    for item in value:
+        out.extend(to_messages(item, default_role))
+    return out or None
