@@ -63,11 +63,11 @@ def test_inspect_escapes_markup_from_the_file(tmp_path: Path) -> None:
 
 
 def test_inspect_unknown_format_exits_2_without_traceback(tmp_path: Path) -> None:
-    path = tmp_path / "otel.jsonl"
-    path.write_bytes(b'{"resourceSpans": []}\n')
+    path = tmp_path / "otel-logs.jsonl"
+    path.write_bytes(b'{"resourceLogs": []}\n')
     result = runner.invoke(app, ["traces", "inspect", str(path)])
     assert result.exit_code == 2
-    assert "Helix reads: helix, openai-messages, tau-bench" in result.output
+    assert "Helix reads: helix, openai-messages, tau-bench" in result.output.replace("\n", " ")
     assert "Traceback" not in result.output
 
 

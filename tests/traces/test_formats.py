@@ -15,7 +15,9 @@ from helix.traces import TRACE_FORMATS, Trace, detect_format, iter_traces, read_
 
 
 def test_trace_formats_lists_the_readers() -> None:
-    assert TRACE_FORMATS == ("helix", "openai-messages", "tau-bench")
+    assert TRACE_FORMATS[:3] == ("helix", "openai-messages", "tau-bench")
+    assert len(set(TRACE_FORMATS)) == len(TRACE_FORMATS)
+    assert {"otlp", "openinference", "openai-agents", "tau2-bench"} <= set(TRACE_FORMATS)
 
 
 def test_detects_helix_jsonl(tmp_path: Path, make_trace: Callable[[int], Trace]) -> None:
@@ -70,12 +72,12 @@ def test_detection_skips_leading_garbage(tmp_path: Path, make_trace: Callable[[i
 
 
 def test_unknown_format_names_the_readers_and_what_was_sniffed(tmp_path: Path) -> None:
-    path = tmp_path / "otel.jsonl"
-    path.write_bytes(b'{"resourceSpans": []}\n')
+    path = tmp_path / "otel-logs.jsonl"
+    path.write_bytes(b'{"resourceLogs": []}\n')
     with pytest.raises(UsageError) as info:
         detect_format(path)
     message = str(info.value)
-    assert "OTLP/JSON traces" in message
+    assert "OTLP/JSON logs" in message
     for name in TRACE_FORMATS:
         assert name in message
     assert str(path) in message
@@ -91,8 +93,8 @@ def test_unknown_format_for_non_json(tmp_path: Path) -> None:
 def test_unknown_format_name_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text("")
-    with pytest.raises(UsageError, match="'langfuse'"):
-        iter_traces(path, format="langfuse")  # raised at the call, not at the first next()
+    with pytest.raises(UsageError, match="'phoenix-arrow'"):
+        iter_traces(path, format="phoenix-arrow")  # raised at the call, not at the first next()
 
 
 def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -194,6 +194,8 @@ def test_line_readers_never_raise_and_count_every_line(data: st.DataObject, fmt:
     except orjson.JSONDecodeError:
         whole_document = False
     assume(not whole_document)  # a file that is one JSON document is read as a document, by design
+    # so is one whose first line is a lone bracket: a pretty-printed document, counted per document
+    assume(lines[0].strip() not in (b"[", b"{"))
     assume(all(ln == good or not _parses_as_record(ln, fmt) for ln in lines))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fuzz.jsonl"
