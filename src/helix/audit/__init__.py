@@ -1,3 +1,63 @@
-"""helix.audit"""
+"""The self-audit: the eval-of-the-eval over a run's own artifacts, as impact-ordered findings.
 
-__all__: list[str] = []
+```python
+from helix.audit import audit_json, audit_run
+
+report = audit_run("runs/r1", labels="labels.sqlite")
+for finding in report.findings:          # fail first, then warn, not-measured, pass
+    print(finding.status, finding.check, finding.summary, finding.next_step)
+```
+"""
+
+from ._audit import CHECKS, DEFAULT_LABEL_FILES, audit_run
+from ._design import CodeCheckSuggestion, suggest_code_check
+from ._determinism import json_differences
+from ._findings import (
+    AREAS,
+    AUDIT_FORMAT_VERSION,
+    STATUS_ORDER,
+    AuditArea,
+    AuditReport,
+    AuditStatus,
+    AuditThresholds,
+    Detail,
+    Evidence,
+    Finding,
+    audit_json,
+)
+from ._judges import JudgeMeasure
+from ._suites import (
+    SUITE_HISTORY_DIR,
+    SUITE_HISTORY_SUFFIX,
+    SUITE_REVISION_FORMAT_VERSION,
+    SuiteCheck,
+    SuiteRevision,
+    check_suite_history,
+)
+
+__all__ = [
+    "AREAS",
+    "AUDIT_FORMAT_VERSION",
+    "CHECKS",
+    "DEFAULT_LABEL_FILES",
+    "STATUS_ORDER",
+    "SUITE_HISTORY_DIR",
+    "SUITE_HISTORY_SUFFIX",
+    "SUITE_REVISION_FORMAT_VERSION",
+    "AuditArea",
+    "AuditReport",
+    "AuditStatus",
+    "AuditThresholds",
+    "CodeCheckSuggestion",
+    "Detail",
+    "Evidence",
+    "Finding",
+    "JudgeMeasure",
+    "SuiteCheck",
+    "SuiteRevision",
+    "audit_json",
+    "audit_run",
+    "check_suite_history",
+    "json_differences",
+    "suggest_code_check",
+]

@@ -1,0 +1,72 @@
+"""A tolerant read of a run directory for the audit: every verdict that can be read, and what cannot.
+
+AGGREGATE (:func:`helix.judging.collect_results`) refuses a run with a missing or broken verdict, as
+it must; the audit has to look at exactly such runs. So it re-derives the units the same way
+(:func:`helix.judging.open_run`), takes the bookkeeping (missing, invalid, unscored, stale) from
+:func:`helix.judging.run_status`, and expands every readable verdict into result rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..judging import (
+    JudgingRun,
+    RunStatus,
+    TraceCriterionResult,
+    open_run,
+    parse_verdict_file,
+    run_status,
+)
+
+__all__ = ["RunSnapshot", "read_snapshot"]
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RunSnapshot:
+    """The run, its status and every readable (trace, criterion) row, in trace then criteria order."""
+
+    run: JudgingRun
+    status: RunStatus
+    rows: tuple[TraceCriterionResult, ...]
+    """Rows of units whose verdict file exists and is valid (unscored units give rows without a verdict)."""
+
+    @property
+    def llm_rows(self) -> tuple[TraceCriterionResult, ...]:
+        """Rows of LLM criteria."""
+        llm = {c.id for c in self.run.matrix.llm_criteria}
+        return tuple(r for r in self.rows if r.criterion_id in llm)
+
+
+def read_snapshot(run_dir: str | Path) -> RunSnapshot:
+    """Read a prepared run without failing on missing or broken verdict files.
+
+    Raises :class:`~helix.UsageError` when ``run_dir`` is not a prepared run, and
+    :class:`~helix.InputFileError` when its copied inputs changed since PREP (as ``open_run`` does).
+    """
+    run = open_run(run_dir)
+    status = run_status(run.run_dir)
+    skip = set(status.missing_keys) | set(status.invalid)
+    rows: dict[tuple[str, str], TraceCriterionResult] = {}
+    for unit in run.units:
+        if unit.key in skip:
+            continue
+        verdict = parse_verdict_file(
+            run.verdict_path(unit.key), key=unit.key, criterion_ids=unit.criterion_ids
+        )
+        by_criterion = {v.criterion_id: v for v in verdict.verdicts}
+        for trace_id in unit.trace_ids:
+            for cid in unit.criterion_ids:
+                rows[(trace_id, cid)] = TraceCriterionResult(
+                    trace_id=trace_id,
+                    criterion_id=cid,
+                    key=unit.key,
+                    verdict=by_criterion.get(cid),
+                    unscored_reason=verdict.error if verdict.status == "unscored" else None,
+                    judge=verdict.judge,
+                )
+    ordered = tuple(
+        rows[(t.id, c.id)] for t in run.traces for c in run.matrix.criteria if (t.id, c.id) in rows
+    )
+    return RunSnapshot(run=run, status=status, rows=ordered)
