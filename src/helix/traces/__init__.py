@@ -1,5 +1,12 @@
 """Agent traces: the canonical model, readers per format with auto-detection, and intake reports."""
 
+from ._convert import (
+    TRACE_FILE_SUFFIXES,
+    convert_traces,
+    expand_trace_paths,
+    iter_trace_files,
+    write_traces_parquet,
+)
 from ._formats import TRACE_FORMATS, FormatDetection, TraceFormat, detect_format
 from ._intake import TraceIntake, iter_traces, read_traces, write_traces_jsonl
 from ._model import (
@@ -14,30 +21,47 @@ from ._model import (
     Trace,
     Usage,
 )
-from ._report import CountSummary, DuplicateId, IntakeReport, SkippedRecord, SkipReason
+from ._report import (
+    CountSummary,
+    DuplicateId,
+    FormatCount,
+    IntakeReport,
+    IntakeSummary,
+    SkippedRecord,
+    SkipReason,
+    UnreadFile,
+)
 
 __all__ = [
     "CountSummary",
     "DuplicateId",
     "Event",
     "EventKind",
+    "FormatCount",
     "FormatDetection",
     "IntakeReport",
+    "IntakeSummary",
     "Message",
     "Role",
     "Score",
     "SkipReason",
     "SkippedRecord",
     "Status",
+    "TRACE_FILE_SUFFIXES",
     "TRACE_FORMATS",
     "TRACE_FORMAT_VERSION",
     "ToolCall",
     "Trace",
     "TraceFormat",
     "TraceIntake",
+    "UnreadFile",
     "Usage",
+    "convert_traces",
     "detect_format",
+    "expand_trace_paths",
+    "iter_trace_files",
     "iter_traces",
     "read_traces",
     "write_traces_jsonl",
+    "write_traces_parquet",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,13 @@ from typing import Any, Literal, get_args
 import orjson
 
 from .._exceptions import UsageError
+from ._inspect import ZIP_MAGIC, is_inspect_value
+from ._langfuse import is_langfuse_value
+from ._langsmith import is_langsmith_value
+from ._miniswe import is_miniswe_trajectory
 from ._source import open_source, strip_bom
+from ._tau2 import is_tau2_simulation
+from ._whowhen import is_who_and_when
 
 __all__ = [
     "TRACE_FORMATS",
@@ -21,26 +28,38 @@ __all__ = [
     "resolve_format",
 ]
 
-TraceFormat = Literal["helix", "openai-messages", "tau-bench"]
+TraceFormat = Literal[
+    "helix",
+    "openai-messages",
+    "tau-bench",
+    "tau2-bench",
+    "mini-swe-agent",
+    "who-and-when",
+    "otlp",
+    "openinference",
+    "openai-agents",
+    "langfuse",
+    "langsmith",
+    "inspect",
+]
 TRACE_FORMATS: tuple[TraceFormat, ...] = get_args(TraceFormat)
 
 _MAX_SNIFF_LINES = 200
 _MAX_SNIFF_BYTES = 64 * 1024 * 1024
 
 # Formats we recognise but do not read (yet): the sniffed signal -> what it is.
-_KNOWN_OTHER: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("resourceSpans",), "OTLP/JSON traces (OpenTelemetry)"),
-    (("resource_spans",), "OTLP/JSON traces (OpenTelemetry)"),
-    (("resourceLogs",), "OTLP/JSON logs (OpenTelemetry GenAI events)"),
-    (("eval", "samples"), "an Inspect AI eval log"),
-    (("run_type",), "LangSmith runs"),
-    (("span_data",), "OpenAI Agents SDK spans"),
-    (("observations",), "a Langfuse trace export"),
-    (("parentObservationId",), "Langfuse observations"),
-    (("parent_observation_id",), "Langfuse observations"),
-    (("span_kind",), "Phoenix / OpenInference spans"),
-    (("simulations", "tasks"), "tau2-bench results"),
-)
+_KNOWN_OTHER: tuple[tuple[tuple[str, ...], str], ...] = ()
+
+
+def _export_evidence(value: Any) -> tuple[TraceFormat, str] | None:
+    """Langfuse, LangSmith or Inspect AI data (checked first: their records carry 'id' and 'events' too)."""
+    if is_inspect_value(value):
+        return "inspect", "an Inspect AI eval log ('eval' spec with 'samples'/'version')"
+    if is_langsmith_value(value):
+        return "langsmith", "LangSmith runs ('run_type' with 'trace_id'/'parent_run_id'/'child_runs'/...)"
+    if is_langfuse_value(value):
+        return "langfuse", "Langfuse data (a trace with 'observations', or observation rows with a parent id)"
+    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,15 +86,68 @@ def _keys(obj: dict[str, Any]) -> str:
     return "{" + shown + (", ..." if len(keys) > 8 else "") + "}"
 
 
+def _tau2_evidence(value: dict[str, Any]) -> str | None:
+    """Why ``value`` is tau2-bench output (a results file, its dir-layout index, one simulation), or None."""
+    if isinstance(value.get("simulations"), list) and ("tasks" in value or "info" in value):
+        return "tau2-bench results ('info', 'tasks', 'simulations')"
+    if "simulation_index" in value and "info" in value:
+        return "a tau2-bench dir-layout results.json ('info', 'simulation_index'; simulations/ beside it)"
+    if is_tau2_simulation(value):
+        return "one tau2-bench simulation ('task_id', 'messages', 'termination_reason'/'reward_info')"
+    return None
+
+
+def _span_evidence(value: dict[str, Any]) -> tuple[TraceFormat, str] | None:
+    """The span format (OTLP, OpenInference/Phoenix, OpenAI Agents SDK) of one object, or None."""
+    if "resourceSpans" in value or "resource_spans" in value:
+        return "otlp", "an OTLP/JSON export request ('resourceSpans')"
+    kind = value.get("object")
+    if (kind == "trace.span" and "span_data" in value) or (kind == "trace" and "workflow_name" in value):
+        return "openai-agents", f'an OpenAI Agents SDK export ("object": {kind!r})'
+    context = value.get("context")
+    if "context.span_id" in value or (
+        isinstance(context, dict) and "span_id" in context and ("span_kind" in value or "parent_id" in value)
+    ):
+        return "openinference", "a Phoenix / OpenInference span ('context.span_id', 'span_kind')"
+    data = value.get("data")
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        inner = _span_evidence(data[0])
+        if inner is not None:
+            return inner[0], f"a batch ('data') of {inner[1]}"
+    return None
+
+
 def classify_value(value: Any, where: str) -> tuple[TraceFormat | None, str]:
     """The format ``value`` (one parsed line or the whole document) belongs to, with the evidence.
 
     Returns ``(None, description)`` when the value says what it is not: the description is shown to the
     user when no format matches.
     """
+    export = _export_evidence(value)
+    if export is not None:
+        return export[0], f"{where} is {export[1]}"
     if isinstance(value, dict):
         if isinstance(value.get("id"), str) and ("events" in value or isinstance(value.get("version"), int)):
             return "helix", f"{where} is a Helix trace object with 'id' and 'events'/'version'"
+        spans = _span_evidence(value)
+        if spans is not None:
+            return spans[0], f"{where} is {spans[1]}"
+        if "resourceLogs" in value or "resource_logs" in value:
+            return None, (
+                f"{where} is an OTLP/JSON logs batch ('resourceLogs'); read the traces file instead: a logs "
+                "file next to it (traces.jsonl -> logs.jsonl, run.jsonl -> run.logs.jsonl) is joined to it"
+            )
+        # Before the generic 'messages' rule: these formats carry a 'messages' list too.
+        tau2 = _tau2_evidence(value)
+        if tau2 is not None:
+            return "tau2-bench", f"{where} is {tau2}"
+        if is_miniswe_trajectory(value):
+            return (
+                "mini-swe-agent",
+                f"{where} is a mini-SWE-agent trajectory ('instance_id', 'info', 'messages')",
+            )
+        if is_who_and_when(value):
+            return "who-and-when", f"{where} is a Who&When log ('history' with 'question'/'mistake_agent')"
         if "messages" in value and isinstance(value["messages"], list):
             return "openai-messages", f"{where} is an object with a 'messages' list"
         if "task_id" in value and "traj" in value:
@@ -94,6 +166,9 @@ def classify_value(value: Any, where: str) -> tuple[TraceFormat | None, str]:
             return None, f"{where} is an empty list"
         first = value[0]
         if isinstance(first, dict):
+            spans = _span_evidence(first)
+            if spans is not None:
+                return spans[0], f"{where} is a list whose first item is {spans[1]}"
             if "role" in first:
                 return "openai-messages", f"{where} is a list of chat messages"
             if "task_id" in first and "traj" in first:
@@ -112,6 +187,21 @@ def _unknown(path: Path, sniffed: str) -> UsageError:
         f"Cannot tell the trace format of {str(path)!r}: {sniffed}. Helix reads: {', '.join(TRACE_FORMATS)}. "
         "Convert the file to one of them, or pass the format explicitly (--format / format=...)."
     )
+
+
+def _zip_format(path: Path) -> FormatDetection:
+    """A ZIP archive: an Inspect AI ``.eval`` log when it holds ``header.json`` or a start journal."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise _unknown(path, f"the file is a damaged ZIP archive ({exc})") from None
+    if "header.json" in names or "_journal/start.json" in names:
+        return FormatDetection(
+            format="inspect", reason="a ZIP archive with header.json: an Inspect AI .eval log"
+        )
+    shown = ", ".join(sorted(names)[:5])
+    raise _unknown(path, f"the file is a ZIP archive without an Inspect header.json (members: {shown})")
 
 
 def detect_format(path: str | Path) -> FormatDetection:
@@ -133,6 +223,17 @@ def detect_format(path: str | Path) -> FormatDetection:
 
     with open_source(p) as fh:
         try:
+            magic = fh.read(4)
+        except (OSError, EOFError, zlib.error):
+            magic = b""  # a damaged stream: the line loop below reports where it breaks
+        if magic == ZIP_MAGIC:
+            return _zip_format(p)
+        if magic == b"PAR1":  # Parquet: Helix reads Phoenix span exports (TraceDataset.save)
+            return FormatDetection(
+                format="openinference", reason="the file is Parquet (magic 'PAR1'): a Phoenix span export"
+            )
+        fh.seek(0)
+        try:
             for raw in fh:
                 lineno += 1
                 if lineno > _MAX_SNIFF_LINES or scanned > _MAX_SNIFF_BYTES:
@@ -146,6 +247,8 @@ def detect_format(path: str | Path) -> FormatDetection:
                     value = orjson.loads(line)
                 except orjson.JSONDecodeError:
                     first_bad = first_bad or f"line {lineno} is not JSON (starts {line[:40]!r})"
+                    if nonblank == 1 and line[:1] in (b"{", b"["):
+                        break  # an opening bracket alone: a pretty-printed document, parsed whole below
                     continue
                 fmt, evidence = classify_value(value, f"line {lineno}")
                 if fmt is not None:

@@ -14,11 +14,20 @@ import orjson
 from pydantic import ValidationError
 
 from .._util import content_hash
+from ._agents_sdk import read_agents_sdk
 from ._chat import BadRecord, convert_chat
 from ._formats import TraceFormat, classify_value
+from ._inspect import read_inspect
+from ._langfuse import read_langfuse
+from ._langsmith import read_langsmith
+from ._miniswe import read_mini_swe_agent
 from ._model import TRACE_FORMAT_VERSION, Trace
+from ._openinference import read_openinference
+from ._otlp import read_otlp
 from ._report import IntakeReport, SkipReason
 from ._source import file_stem, iter_lines, read_all, read_head
+from ._tau2 import read_tau2_bench
+from ._whowhen import read_who_and_when
 
 __all__ = ["READERS", "Located"]
 
@@ -181,6 +190,35 @@ def _document_records(
         yield None, index, trace
 
 
+def _iter_documents(fh: IO[bytes], report: IntakeReport, handle: ValueHandler) -> Iterator[Located]:
+    """One JSON object per file (pretty-printed or not), or JSONL / a JSON array of such objects."""
+    on_error = _unreadable(report)
+    head, single_line = read_head(fh, on_error)
+    head = head.strip()
+    if head.startswith(b"{") and not single_line:
+        try:
+            orjson.loads(head)
+        except orjson.JSONDecodeError:  # the first line is not a value by itself: one pretty document
+            content = read_all(fh, on_error)
+            if content is None:
+                return
+            try:
+                value = orjson.loads(content)
+            except orjson.JSONDecodeError as exc:
+                if head == b"{":  # a bracket alone on the first line: a pretty-printed document, broken
+                    reason, detail = _json_failure(content, exc)
+                    report.skip(reason, f"the file is not one valid JSON document: {detail}", record=1)
+                    return
+                report.notes.append(
+                    f"the file is not one valid JSON document ({exc}); it was read line by line"
+                )
+                fh.seek(0)
+            else:
+                yield from _document_records(value, report, handle, conversation_list=False)
+                return
+    yield from _iter_values(fh, report, handle, conversation_list=False)
+
+
 def _build(fields: dict[str, Any]) -> Trace:
     """Validate a converted record into a :class:`Trace` in one call; a failure skips the record."""
     try:
@@ -327,4 +365,13 @@ READERS: dict[TraceFormat, Reader] = {
     "helix": read_helix,
     "openai-messages": read_openai_messages,
     "tau-bench": read_tau_bench,
+    "tau2-bench": read_tau2_bench,
+    "mini-swe-agent": read_mini_swe_agent,
+    "who-and-when": read_who_and_when,
+    "otlp": read_otlp,
+    "openinference": read_openinference,
+    "openai-agents": read_agents_sdk,
+    "langfuse": read_langfuse,
+    "langsmith": read_langsmith,
+    "inspect": read_inspect,
 }

@@ -17,9 +17,12 @@ __all__ = [
     "INTAKE_REPORT_VERSION",
     "CountSummary",
     "DuplicateId",
+    "FormatCount",
     "IntakeReport",
+    "IntakeSummary",
     "SkipReason",
     "SkippedRecord",
+    "UnreadFile",
 ]
 
 INTAKE_REPORT_VERSION = 1
@@ -165,3 +168,49 @@ class IntakeReport(_Model):
             note = f"{len(self.duplicate_ids)} trace id(s) occur more than once; every copy was kept"
             if note not in self.notes:
                 self.notes.append(note)
+
+
+class FormatCount(_Model):
+    """How many files of one format were read, and the traces and skips they produced."""
+
+    files: int = 0
+    traces_read: int = 0
+    records_skipped: int = 0
+
+
+class UnreadFile(_Model):
+    """A file that was not read at all (no format matched, or it could not be opened), and why."""
+
+    path: str
+    reason: str
+
+
+class IntakeSummary(_Model):
+    """The intake of several files (a directory, a glob): one report per file and counts per format."""
+
+    version: int = INTAKE_REPORT_VERSION
+    files: list[IntakeReport] = Field(default_factory=list)
+    unread: list[UnreadFile] = Field(default_factory=list)
+    by_format: dict[str, FormatCount] = Field(default_factory=dict)
+
+    @property
+    def traces_read(self) -> int:
+        """Traces read over all files."""
+        return sum(report.traces_read for report in self.files)
+
+    @property
+    def records_skipped(self) -> int:
+        """Lines or records skipped over all files."""
+        return sum(report.records_skipped for report in self.files)
+
+    def add(self, report: IntakeReport) -> None:
+        """Count one file once it has been read."""
+        self.files.append(report)
+        count = self.by_format.setdefault(report.format or "?", FormatCount())
+        count.files += 1
+        count.traces_read += report.traces_read
+        count.records_skipped += report.records_skipped
+
+    def add_unread(self, path: str, reason: str) -> None:
+        """Count one file that no reader could take."""
+        self.unread.append(UnreadFile(path=path, reason=reason))
