@@ -3,11 +3,15 @@
 ```
 HelixError
 ├── UsageError                  the caller misused Helix (bad argument, bad config): fix the call
-│   └── InputFileError          a file the user gave is malformed (carries path, line, field)
-│       └── VerdictFileError    a verdict file breaks the verdict contract
+│   ├── InputFileError          a file the user gave is malformed (carries path, line, field)
+│   │   └── VerdictFileError    a verdict file breaks the verdict contract
+│   ├── FewShotLeakError        a few-shot example is not from the train split (carries criterion_id)
+│   └── TestSplitReusedError    a test split was measured before (test-once ledger; carries fingerprint)
 └── RunError                    a run failed at runtime
     ├── MissingVerdictsError    AGGREGATE found judging units without a verdict file (carries keys)
     ├── CodeCheckError          a code check raised or returned nonsense (carries criterion_id, trace_id)
+    ├── AdmissionRejectedError  a campaign dispatch was turned away by a busy runtime (transient, retryable)
+    ├── CampaignAbortedError    abort_on_cell_error stopped a campaign (carries the failed cell)
     └── ModelError              an LLM provider call failed (carries model)
         └── ModelHTTPError      ... with an HTTP status (carries status_code, body)
 ```
@@ -21,13 +25,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
+    "AdmissionRejectedError",
+    "CampaignAbortedError",
     "CodeCheckError",
+    "FewShotLeakError",
     "HelixError",
     "InputFileError",
     "MissingVerdictsError",
     "ModelError",
     "ModelHTTPError",
     "RunError",
+    "TestSplitReusedError",
     "UsageError",
     "VerdictFileError",
 ]
@@ -70,6 +78,26 @@ class InputFileError(UsageError):
 
 class VerdictFileError(InputFileError):
     """A verdict file breaks the verdict contract (see ``helix schema verdict``)."""
+
+
+class FewShotLeakError(UsageError):
+    """A criterion's few-shot example is not a train-split trace (it would leak into dev/test)."""
+
+    def __init__(self, message: str, *, criterion_id: str, trace_ids: Sequence[str]) -> None:
+        self.criterion_id = criterion_id
+        self.trace_ids = tuple(trace_ids)
+        super().__init__(message)
+
+
+class TestSplitReusedError(UsageError):
+    """A judge was already measured on this test split; the test-once ledger refuses a repeat."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, message: str, *, criterion_id: str, fingerprint: str) -> None:
+        self.criterion_id = criterion_id
+        self.fingerprint = fingerprint
+        super().__init__(message)
 
 
 class RunError(HelixError):
@@ -122,3 +150,23 @@ class ModelHTTPError(ModelError):
         self.status_code = status_code
         self.body = body
         super().__init__(f"HTTP {status_code}: {message}", model=model, attempts=attempts)
+
+
+class AdmissionRejectedError(RunError):
+    """A runtime turned a campaign dispatch away because it is busy; retrying later may succeed.
+
+    Raise it from a dispatch for admission rejections that are not HTTP errors, so
+    ``transient_dispatch_failure()`` retries them.
+    """
+
+
+class CampaignAbortedError(RunError):
+    """``abort_on_cell_error`` stopped a campaign at a cell whose final attempt failed.
+
+    Carries ``cell`` (the failed cell's durable result) and ``receipt_path``.
+    """
+
+    def __init__(self, message: str, *, cell: object, receipt_path: str | Path) -> None:
+        self.cell = cell
+        self.receipt_path = str(receipt_path)
+        super().__init__(message)

@@ -22,8 +22,9 @@ def demo(
 
     Generates the example shop agent's traces, runs the code checks, takes the LLM-criteria verdicts that
     ship with the example (written through the dispatch protocol by an LLM agent runtime), aggregates,
-    and writes a scorecard and an HTML report. Exits 0 whatever the gate says: the demo agent is meant
-    to make mistakes.
+    and writes a scorecard and an HTML report. Then runs a small campaign of the same agent (every
+    scenario x 2 repetitions, graded on the shop records it produced) into OUT/campaign with its own
+    report. Exits 0 whatever the gate says: the demo agent is meant to make mistakes.
     """
     from ..examples import run_demo
     from ..scoring import Scorecard
@@ -42,6 +43,29 @@ def demo(
     c.print(
         "  (any OpenAI-compatible server works: add --base-url http://127.0.0.1:8000/v1 for vLLM or Ollama)"
     )
+    _demo_campaign(out)
+
+
+def _demo_campaign(out: Path) -> None:
+    """The small campaign part of the demo: produced-state grading over scenarios x repetitions."""
+    from ..examples import run_demo_campaign
+
+    c = console()
+    result, report = run_demo_campaign(out)
+    c.print("")
+    c.print(
+        f"campaign: {result.total} cells ({result.cached} cached, {result.dispatched} run), "
+        "graded on the shop records the agent produced:"
+    )
+    for name, stat in result.aggregates.by_judge.items():
+        d = stat.distribution
+        c.print(
+            f"  {name:<15} mean {stat.mean:.2f} ci95 [{stat.ci95[0]:.2f}, {stat.ci95[1]:.2f}] "
+            f"n {stat.n} min {d.min:.2f} p50 {d.p50:.2f} max {d.max:.2f}"
+        )
+    c.print(f"campaign report: {report}")
+    c.print("  your own: helix campaign example-config > campaign.yaml")
+    c.print("            helix campaign run campaign.yaml")
 
 
 def register(app: typer.Typer) -> None:

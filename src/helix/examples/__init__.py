@@ -14,8 +14,25 @@ Ground truth also sits in ``trace.metadata["_ground_truth"]``: metadata keys sta
 never shown to judges (renderers drop them).
 """
 
+from ._campaign_dispatch import (
+    SUPPORT_SHOP_AGENT,
+    campaign_scenarios,
+    mistake_profile,
+    shop_correctness_checker,
+    shop_produced_events,
+    shop_task_gold,
+    support_shop_dispatch,
+)
 from ._catalog import SHOP_AS_OF, base_shop
-from ._demo_run import DEMO_RUNS, DEMO_SEED, DemoResult, run_demo, shipped_verdicts_dir
+from ._demo_run import (
+    DEMO_CAMPAIGN_REPS,
+    DEMO_RUNS,
+    DEMO_SEED,
+    DemoResult,
+    run_demo,
+    run_demo_campaign,
+    shipped_verdicts_dir,
+)
 from ._episodes import (
     DEFAULT_RATES,
     GROUND_TRUTH_KEY,
@@ -59,6 +76,7 @@ from ._shop import (
 
 __all__ = [
     "DEFAULT_RATES",
+    "DEMO_CAMPAIGN_REPS",
     "DEMO_RUNS",
     "DEMO_SEED",
     "GROUND_TRUTH_KEY",
@@ -68,6 +86,7 @@ __all__ = [
     "SCENARIOS",
     "SHOP_AS_OF",
     "SUBJECT",
+    "SUPPORT_SHOP_AGENT",
     "TOOL_NAMES",
     "TOOL_SPECS",
     "Address",
@@ -93,14 +112,21 @@ __all__ = [
     "ToolErrorCode",
     "ToolName",
     "base_shop",
+    "campaign_scenarios",
     "criteria_path",
     "diff_states",
     "episode_seed",
     "episode_trace_id",
     "generate_episodes",
     "graded_view",
+    "mistake_profile",
     "policy_path",
     "run_demo",
+    "run_demo_campaign",
     "run_episode",
     "shipped_verdicts_dir",
+    "shop_correctness_checker",
+    "shop_produced_events",
+    "shop_task_gold",
+    "support_shop_dispatch",
 ]

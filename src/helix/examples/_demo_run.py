@@ -5,12 +5,26 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["DEMO_RUNS", "DEMO_SEED", "DemoResult", "run_demo", "shipped_verdicts_dir"]
+if TYPE_CHECKING:
+    from ..campaign import CampaignResult
+
+__all__ = [
+    "DEMO_CAMPAIGN_REPS",
+    "DEMO_RUNS",
+    "DEMO_SEED",
+    "DemoResult",
+    "run_demo",
+    "run_demo_campaign",
+    "shipped_verdicts_dir",
+]
 
 DEMO_RUNS = 24
 """How many episodes the demo generates (the shipped verdicts cover exactly these)."""
 DEMO_SEED = 7
+DEMO_CAMPAIGN_REPS = 2
+"""Repetitions per scenario in the demo's small campaign (14 scenarios x 2 = 28 cells)."""
 
 
 def shipped_verdicts_dir() -> Path:
@@ -105,3 +119,24 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
         shipped_verdicts=copied,
         provenance=provenance,
     )
+
+
+def run_demo_campaign(out_dir: str | Path, *, reps: int = DEMO_CAMPAIGN_REPS) -> tuple[CampaignResult, Path]:
+    """Run a small campaign of the shipped example config into ``<out_dir>/campaign``; returns it and its report.
+
+    Cells are cached in that run directory, so running the demo again dispatches nothing.
+    """
+    import asyncio
+
+    from ..campaign import (
+        example_config_path,
+        load_campaign_config,
+        resolve_campaign,
+        run_configured_campaign,
+        write_campaign_report,
+    )
+
+    config = load_campaign_config(example_config_path()).model_copy(update={"reps": reps})
+    run_dir = Path(out_dir) / "campaign"
+    result = asyncio.run(run_configured_campaign(resolve_campaign(config, run_dir=run_dir)))
+    return result, write_campaign_report(run_dir)

@@ -1,0 +1,184 @@
+"""Campaign judges: anything that scores a finished cell in [0, 1], and two ready-made adapters.
+
+A judge is a callable (sync or async) ``judge(cell: FinishedCell) -> float | None`` with a ``name``.
+``None`` means "not measured" (the judge had nothing to go on): the cell gets no score from it,
+never a zero. Raising is a judge-stage failure of the cell.
+
+* :func:`code_check_judge` runs a helix code-check criterion on the cell's trace: pass 1.0, fail 0.0.
+* :func:`llm_matrix_judge` judges the cell's trace against the LLM criteria of a matrix through a
+  :class:`~helix.models.Model`, with the judging package's own packet, prompt and verdict parser;
+  the score is the share of decided criteria that passed (``uncertain`` is not decided).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, cast, runtime_checkable
+
+from .._exceptions import RunError, UsageError, VerdictFileError
+from ..judging import (
+    CriteriaMatrix,
+    Criterion,
+    JudgeInfo,
+    Pin,
+    build_packet,
+    build_units,
+    parse_feedback_message,
+    parse_verdict_text,
+    render_prompt,
+    run_code_check,
+)
+from ..models import ChatMessage, Model
+from ._model import FinishedCell
+
+__all__ = [
+    "Judge",
+    "JudgeConfig",
+    "JudgeFn",
+    "as_judges",
+    "code_check_judge",
+    "llm_matrix_judge",
+    "score_cell",
+]
+
+JudgeFn = Callable[[FinishedCell], "float | None | Awaitable[float | None]"]
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """What scores a finished cell: a ``name`` and a call returning a score in [0, 1] or None."""
+
+    @property
+    def name(self) -> str: ...
+
+    def __call__(self, cell: FinishedCell, /) -> float | None | Awaitable[float | None]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeConfig:
+    """A judge given as configuration: its name and the function that scores (sync or async)."""
+
+    name: str
+    fn: JudgeFn
+
+    def __call__(self, cell: FinishedCell, /) -> float | None | Awaitable[float | None]:
+        return self.fn(cell)
+
+
+def as_judges(judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn] | None) -> tuple[Judge, ...]:
+    """Normalize judges (objects with ``name``, plain functions, or a name → function mapping)."""
+    if judges is None:
+        return ()
+    items: list[Judge] = []
+    if isinstance(judges, Mapping):
+        items = [JudgeConfig(name=str(k), fn=v) for k, v in judges.items()]
+    else:
+        for j in judges:
+            name = getattr(j, "name", None)
+            fn_name = getattr(j, "__name__", None)
+            if isinstance(name, str) and callable(j):
+                items.append(cast(Judge, j))
+            elif callable(j) and isinstance(fn_name, str) and fn_name != "<lambda>":
+                items.append(JudgeConfig(name=fn_name, fn=j))
+            else:
+                raise UsageError(
+                    f"judge {j!r:.80} has no name; give it a `name` attribute, wrap it in "
+                    "JudgeConfig(name=..., fn=...), or pass judges as a {name: function} mapping"
+                )
+    names = [j.name for j in items]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise UsageError(f"judge names must be unique; repeated: {dupes}; rename one of them")
+    return tuple(items)
+
+
+async def score_cell(judge: Judge, cell: FinishedCell) -> float | None:
+    """Run one judge on a cell and check its answer (a float in [0, 1], a bool, or None)."""
+    value = judge(cell)
+    if inspect.isawaitable(value):
+        value = await value
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if not isinstance(value, int | float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise RunError(
+            f"judge {judge.name!r} returned {value!r} for cell {cell.context.cell_id!r}; a judge must "
+            "return a number in [0, 1], a bool, or None when it could not measure the cell"
+        )
+    return float(value)
+
+
+def code_check_judge(criterion: Criterion, *, name: str | None = None) -> JudgeConfig:
+    """A judge running ``criterion`` (kind: code) on the cell's trace: 1.0 pass, 0.0 fail.
+
+    A cell without a trace is not measured (None). A check that raises is a judge failure.
+    """
+    if criterion.kind != "code":
+        raise UsageError(
+            f"criterion {criterion.id!r} is kind {criterion.kind!r}; code_check_judge takes kind: code "
+            "criteria (use llm_matrix_judge for llm ones)"
+        )
+
+    def judge(cell: FinishedCell) -> float | None:
+        if cell.trace is None:
+            return None
+        return 1.0 if run_code_check(criterion, cell.trace).result == "pass" else 0.0
+
+    return JudgeConfig(name=name or criterion.id, fn=judge)
+
+
+def llm_matrix_judge(matrix: CriteriaMatrix, model: Model, *, name: str = "llm_matrix") -> JudgeConfig:
+    """A judge asking ``model`` for the verdicts of ``matrix``'s LLM criteria on the cell's trace.
+
+    One call per cell (re-asked once when the answer does not parse). The score is passes over
+    decided criteria; a cell whose verdicts are all ``uncertain`` or that has no trace is not
+    measured. Every call is charged to the cell (and so to the cost ledger).
+    """
+    if not matrix.llm_criteria:
+        raise UsageError(f"matrix {matrix.subject!r} has no kind: llm criteria for llm_matrix_judge to judge")
+    spec = model.spec
+    if spec.temperature != 0.0:
+        raise UsageError(
+            f"judge model {spec.ref!r} has temperature {spec.temperature!r}; judgments run at temperature 0, "
+            "so pass a ModelSpec with temperature=0.0"
+        )
+    llm_only = CriteriaMatrix(subject=matrix.subject, criteria=matrix.llm_criteria)
+    pin = Pin(model=spec.model, provider=spec.provider)
+
+    async def judge(cell: FinishedCell) -> float | None:
+        if cell.trace is None:
+            return None
+        unit = build_units([cell.trace], llm_only, axis="matrix")[0]
+        packet = build_packet(unit, verdict_file=cell.context.cell_dir / f"{unit.key}.verdict.json", pin=pin)
+        messages = render_prompt(packet)
+        info = JudgeInfo(
+            runtime="model", model=spec.model, temperature=0.0, prompt_version=pin.prompt_version
+        )
+        source = f"answer of {spec.ref} for cell {cell.context.cell_id}"
+        first = await model.complete(messages)
+        cell.charge(first.cost_usd, first.request_id)
+        try:
+            verdict = parse_verdict_text(
+                first.text, key=packet.key, criterion_ids=packet.criterion_ids, source=source, judge=info
+            )
+        except VerdictFileError as exc:
+            again: list[ChatMessage] = [
+                *messages,
+                ChatMessage(role="assistant", content=first.text),
+                parse_feedback_message(str(exc), packet.criterion_ids),
+            ]
+            second = await model.complete(again)
+            cell.charge(second.cost_usd, second.request_id)
+            verdict = parse_verdict_text(
+                second.text, key=packet.key, criterion_ids=packet.criterion_ids, source=source, judge=info
+            )
+        decided = [v for v in verdict.verdicts if v.result != "uncertain"]
+        if not decided:
+            return None
+        return sum(v.result == "pass" for v in decided) / len(decided)
+
+    return JudgeConfig(name=name, fn=judge)

@@ -1,0 +1,243 @@
+"""``run_campaign``: dispatch every uncached cell, judge it, keep it durable, aggregate, in caller order.
+
+Durability contract and the fsync choice: a cell's result is written with an atomic rename before
+the cell counts as done, and every attempt's ledger line is written (one ``write``) before its
+result or receipt. A killed process (SIGKILL, Ctrl-C, OOM) therefore loses nothing that finished:
+the data is in the OS page cache and the rename is atomic. By default there is no per-cell
+``fsync`` (it would cost a disk flush per cell on the hot path); a power cut can then lose the
+last few results, which a rerun dispatches again, but never leaves a half-written one. Pass
+``fsync=True`` to flush every result and receipt to disk as well.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .._exceptions import UsageError
+from ._aggregate import CampaignAggregates, aggregate_cells
+from ._cell_run import CampaignProgress, CellRunner, ProgressCallback
+from ._executor import bounded_map, check_concurrency, run_sync
+from ._failures import CellRetry
+from ._index import ResultIndex
+from ._judges import Judge, JudgeFn, as_judges
+from ._ledger import CostLedger
+from ._model import CellResult, Dispatch, Scenario
+from ._schedule import CampaignPlan, CellScheduleSlot, plan_campaign_run
+
+__all__ = [
+    "CAMPAIGN_RESULT_VERSION",
+    "CampaignProgress",
+    "CampaignResult",
+    "ProgressCallback",
+    "run_campaign",
+    "run_campaign_sync",
+    "run_eval",
+    "run_eval_sync",
+]
+
+CAMPAIGN_RESULT_VERSION = 1
+
+
+class CampaignResult(BaseModel):
+    """A campaign's cells in schedule order (the caller's scenario order × reps) and their aggregates."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = CAMPAIGN_RESULT_VERSION
+    run_dir: str
+    session: str
+    identity: str
+    cells: list[CellResult]
+    aggregates: CampaignAggregates
+    total: int
+    cached: int
+    dispatched: int
+    failed: int
+    blocked: int
+    retries: int
+    cost_usd: float
+    """Known cost of the cells in this result (cached cells included: what the results cost)."""
+    cost_complete: bool
+
+    @property
+    def failed_cells(self) -> list[CellResult]:
+        return [c for c in self.cells if c.status == "failed"]
+
+
+def _load(path: str) -> tuple[CellResult, bytes] | None:
+    """A durable result and its bytes; None when unreadable (then it is not cached: run it again)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        return CellResult.model_validate_json(raw), raw
+    except (OSError, ValidationError):
+        return None
+
+
+async def run_campaign(
+    scenarios: Sequence[Scenario],
+    dispatch: Dispatch,
+    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn] | None = None,
+    *,
+    run_dir: str | Path,
+    commit: str,
+    seed: int = 0,
+    reps: int = 1,
+    config: Mapping[str, Any] | None = None,
+    dispatch_ref: str | None = None,
+    max_concurrency: int = 8,
+    abort_on_cell_error: bool = False,
+    cell_retry: CellRetry | None = None,
+    retry_failed: bool = True,
+    progress: ProgressCallback | None = None,
+    fsync: bool = False,
+    bootstrap_resamples: int = 2000,
+) -> CampaignResult:
+    """Run ``dispatch`` over ``scenarios`` × ``reps``, score each cell with ``judges``, aggregate.
+
+    Cells already in the durable cache of ``run_dir`` (same commit, config, ``dispatch_ref``,
+    judges, scenario content, repetition and seed) are not dispatched again. Cells whose last
+    run failed are tried again unless ``retry_failed=False`` (then they are *blocked* and returned
+    as they failed). At most ``max_concurrency`` cells run at once; the returned cells are in
+    schedule order whatever order they finished in. A failed cell leaves a failure receipt and a
+    durable failed result; ``abort_on_cell_error`` raises :class:`~helix.CampaignAbortedError` at
+    the first cell whose final attempt failed, otherwise the campaign goes on and returns it.
+    ``cell_retry`` retries failed attempts the predicate accepts, in the same slot.
+    ``progress`` is called after every cell. See the module doc for ``fsync``.
+    """
+    check_concurrency(max_concurrency)
+    judge_list = as_judges(judges)
+    root = Path(run_dir)
+    plan: CampaignPlan = plan_campaign_run(
+        root,
+        scenarios,
+        seed=seed,
+        reps=reps,
+        commit=commit,
+        config=config,
+        dispatch_ref=dispatch_ref,
+        judges=[j.name for j in judge_list],
+        retry_failed=retry_failed,
+    )
+    results: list[CellResult | None] = [None] * plan.total
+    cells_root = root / "cells"
+    to_run: list[CellScheduleSlot] = list(plan.to_run)
+    loaded_cached = 0
+    validate = CellResult.model_validate_json
+    index = ResultIndex(root, plan.identity)
+    for slot in plan.cached:
+        key = plan.keys[slot.index]
+        cached: CellResult | None = None
+        line = plan.indexed.get((slot.cell_id, key))
+        if line is not None:
+            try:
+                cached = validate(line)
+            except ValidationError:
+                cached = None
+        if cached is None:
+            loaded = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{key}.result.json")
+            if loaded is not None:
+                cached, raw = loaded
+                index.append(raw.strip())  # repair the index, so the next rerun reads one file
+        if cached is None:
+            to_run.append(slot)
+        else:
+            results[slot.index] = cached
+            loaded_cached += 1
+    for slot in plan.blocked:
+        failed = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{plan.keys[slot.index]}.failed.json")
+        if failed is None:
+            to_run.append(slot)
+        else:
+            results[slot.index] = failed[0]
+    to_run.sort(key=lambda s: s.index)
+    runner = CellRunner(
+        run_dir=root,
+        dispatch=dispatch,
+        judges=judge_list,
+        retry=cell_retry,
+        abort_on_cell_error=abort_on_cell_error,
+        fsync=fsync,
+        ledger=CostLedger(root),
+        index=index,
+        session=uuid.uuid4().hex,
+        progress=progress,
+        total=plan.total,
+        cached=loaded_cached,
+        done=plan.total - len(to_run),
+    )
+    for r in results:
+        if r is not None:
+            runner.cost_usd += r.cost_usd or 0.0
+            if r.status == "failed":
+                runner.failed += 1
+    runner.report(None)
+
+    async def one(_: int, slot: CellScheduleSlot) -> None:
+        result = await runner.run_cell(slot, plan.keys[slot.index])
+        results[slot.index] = result
+        runner.report(result)
+
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        await bounded_map(to_run, one, limit=max_concurrency)
+    finally:
+        runner.ledger.close()
+        runner.index.close()
+    cells = [r for r in results if r is not None]
+    known = [c.cost_usd for c in cells if c.cost_usd is not None]
+    blocked_ids = {s.cell_id for s in plan.blocked}
+    return CampaignResult(
+        run_dir=str(root),
+        session=runner.session,
+        identity=plan.identity,
+        cells=cells,
+        aggregates=aggregate_cells(cells, seed=seed, n_resamples=bootstrap_resamples),
+        total=plan.total,
+        cached=loaded_cached,
+        dispatched=len(to_run),
+        failed=sum(c.status == "failed" for c in cells),
+        blocked=sum(c.cell_id in blocked_ids and c.status == "failed" for c in cells),
+        retries=sum(c.retry_attempts for c in cells),
+        cost_usd=sum(known),
+        cost_complete=all(c.cost_complete and c.cost_usd is not None for c in cells),
+    )
+
+
+def run_campaign_sync(*args: Any, **kwargs: Any) -> CampaignResult:
+    """:func:`run_campaign` for scripts (runs its own event loop); same arguments."""
+    return run_sync(run_campaign(*args, **kwargs))
+
+
+async def run_eval(
+    scenarios: Sequence[Scenario],
+    dispatch: Dispatch,
+    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn],
+    *,
+    run_dir: str | Path,
+    commit: str,
+    seed: int = 0,
+    **options: Any,
+) -> CampaignResult:
+    """Just score: one run per scenario, judged and aggregated (no loop, no gate).
+
+    The simplest preset over :func:`run_campaign` (``reps=1``); other keyword options pass through.
+    """
+    if "reps" in options:
+        raise UsageError(
+            f"run_eval runs each scenario once, got reps={options['reps']!r}; use run_campaign for reps"
+        )
+    return await run_campaign(
+        scenarios, dispatch, judges, run_dir=run_dir, commit=commit, seed=seed, reps=1, **options
+    )
+
+
+def run_eval_sync(*args: Any, **kwargs: Any) -> CampaignResult:
+    """:func:`run_eval` for scripts; same arguments."""
+    return run_sync(run_eval(*args, **kwargs))
