@@ -1,3 +1,75 @@
-"""helix.calibration"""
+"""Calibration: trust a judge only as far as human labels show it can be trusted.
 
-__all__: list[str] = []
+Splits labelled traces (train/dev/test), measures the judge on the test split once (ledger),
+computes TPR/TNR over decided verdicts, certifies or refuses the judge, and corrects its raw pass
+rate with an interval that carries the uncertainty of both the labels and the judged set.
+"""
+
+from .._exceptions import FewShotLeakError, TestSplitReusedError
+from ._calibrate import CALIBRATION_FORMAT_VERSION, CriterionCalibration, ThetaStatus, calibrate
+from ._corrected import (
+    DEFAULT_DRAWS,
+    MIN_DENOMINATOR,
+    TAIL_SCALE,
+    CorrectedRate,
+    corrected_rate,
+    corrected_rate_intervals,
+    corrected_rate_point,
+)
+from ._coverage import COVERAGE_GRID, FLAGGED_REGIMES, CoverageGrid, coverage_warning
+from ._ledger import LEDGER_FORMAT_VERSION, LedgerEntry, TestLedger, ledger_path, read_ledger, record_test_use
+from ._measure import (
+    DEFAULT_MIN_LABELS_PER_CLASS,
+    DEFAULT_THRESHOLD,
+    Certification,
+    CertificationStatus,
+    ConfusionCounts,
+    certify,
+    confusion_counts,
+    labels_needed,
+)
+from ._run import MeasuredSplit, ValidationReport, validate_run, validation_path
+from ._splits import DEFAULT_FRACTIONS, SplitName, Splits, assign_splits, check_few_shot
+
+__all__ = [
+    "CALIBRATION_FORMAT_VERSION",
+    "COVERAGE_GRID",
+    "DEFAULT_DRAWS",
+    "DEFAULT_FRACTIONS",
+    "DEFAULT_MIN_LABELS_PER_CLASS",
+    "DEFAULT_THRESHOLD",
+    "FLAGGED_REGIMES",
+    "LEDGER_FORMAT_VERSION",
+    "MIN_DENOMINATOR",
+    "TAIL_SCALE",
+    "Certification",
+    "CertificationStatus",
+    "ConfusionCounts",
+    "CorrectedRate",
+    "CoverageGrid",
+    "CriterionCalibration",
+    "FewShotLeakError",
+    "LedgerEntry",
+    "MeasuredSplit",
+    "SplitName",
+    "Splits",
+    "TestLedger",
+    "TestSplitReusedError",
+    "ThetaStatus",
+    "ValidationReport",
+    "assign_splits",
+    "calibrate",
+    "certify",
+    "check_few_shot",
+    "confusion_counts",
+    "corrected_rate",
+    "corrected_rate_intervals",
+    "corrected_rate_point",
+    "coverage_warning",
+    "labels_needed",
+    "ledger_path",
+    "read_ledger",
+    "record_test_use",
+    "validate_run",
+    "validation_path",
+]

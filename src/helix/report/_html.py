@@ -3,7 +3,8 @@
 Layout, with stable hooks for browser tests: ``#gate`` (banner, ``data-passed``), ``#criteria``
 (one ``tr.criterion-row#criterion-<id>`` per criterion, ``data-outcome``), ``#traces`` (one
 ``section.trace#<trace_anchor(id)>`` per trace, ``data-outcome``, each with ``.transcript`` and
-``.verdicts``). Output is a pure function of its inputs (no clock), so equal inputs give equal pages.
+``.verdicts``), and, once ``helix validate`` stamped the scorecard, ``#calibration`` (one
+``section.calibration-item#calibration-<id>`` per criterion, ``data-status``). Output is a pure function of its inputs (no clock), so equal inputs give equal pages.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .. import __version__
 from .._exceptions import UsageError
 from .._util import content_hash, write_atomic
 from ..judging import JudgedRun, JudgeInfo, TraceCriterionResult
-from ..scoring import CriterionScore, GateResult, Scorecard
+from ..scoring import CriterionScore, GateResult, RateInterval, Scorecard, ValidationRecord
 from ._assets import CSP, SCRIPT, STYLE
 from ._transcript import esc, render_trace_content
 
@@ -218,6 +219,121 @@ def _header(scorecard: Scorecard) -> str:
     )
 
 
+_CAL_STYLE = (
+    "<style>.calibration-item{background:var(--card);border:1px solid var(--line);border-radius:8px;"
+    "padding:12px 16px;margin:12px 0}.calibration-grid{display:flex;flex-wrap:wrap;gap:16px;"
+    "align-items:flex-start}.calibration-grid table{width:auto}.cal-chart{max-width:100%}</style>"
+)
+_WARN_OPEN = '<ul class="warnings">'
+_CAL_BADGE = {"certified": "pass", "refused": "fail", "unvalidated": "uncertain"}
+
+
+def _rate_text(r: RateInterval) -> str:
+    if r.value is None:
+        return '<span class="muted">n/a</span>'
+    ci = (
+        f' <span class="muted">[{_pct(r.low)}, {_pct(r.high)}]</span>'
+        if r.low is not None and r.high is not None
+        else ""
+    )
+    return f"{_pct(r.value)}{ci}"
+
+
+def _cal_chart(v: ValidationRecord) -> str:
+    """A small inline SVG: TPR, TNR, raw and corrected rate on one 0-100% axis, with 95% intervals."""
+    width, left, right, row_h = 420, 110, 20, 26
+    rows: list[tuple[str, float | None, float | None, float | None]] = [
+        ("TPR", v.tpr.value, v.tpr.low, v.tpr.high),
+        ("TNR", v.tnr.value, v.tnr.low, v.tnr.high),
+        ("raw pass rate", v.p_obs, None, None),
+        ("corrected rate", v.theta.value, v.theta.low, v.theta.high),
+    ]
+    span = width - left - right
+
+    def x(value: float) -> float:
+        return left + span * min(1.0, max(0.0, value))
+
+    height = row_h * len(rows) + 24
+    parts = [
+        f'<svg class="cal-chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>Judge rates and corrected success rate with 95% intervals</title>'
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{x(tick):.1f}" y1="4" x2="{x(tick):.1f}" y2="{height - 18}" stroke="#d1d9e0"/>'
+            f'<text x="{x(tick):.1f}" y="{height - 4}" font-size="10" text-anchor="middle" fill="#59636e">'
+            f"{tick:.0%}</text>"
+        )
+    parts.append(
+        f'<line x1="{x(v.threshold):.1f}" y1="4" x2="{x(v.threshold):.1f}" y2="{height - 18}" '
+        'stroke="#9a6700" stroke-dasharray="3,3"><title>certification threshold</title></line>'
+    )
+    for i, (name, value, low, high) in enumerate(rows):
+        y = 16 + i * row_h
+        parts.append(f'<text x="4" y="{y + 4}" font-size="11" fill="#1f2328">{esc(name)}</text>')
+        if low is not None and high is not None:
+            parts.append(
+                f'<line class="ci" x1="{x(low):.1f}" y1="{y}" x2="{x(high):.1f}" y2="{y}" stroke="#0969da" '
+                f'stroke-width="3"/>'
+            )
+        if value is not None:
+            fill = "#cf222e" if name == "raw pass rate" else "#0969da"
+            parts.append(f'<circle cx="{x(value):.1f}" cy="{y}" r="4" fill="{fill}"/>')
+        else:
+            parts.append(f'<text x="{left}" y="{y + 4}" font-size="10" fill="#59636e">not available</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _calibration_item(v: ValidationRecord) -> str:
+    confusion = (
+        '<table class="confusion"><thead><tr><th></th><th>judge pass</th><th>judge fail</th></tr></thead><tbody>'
+        f'<tr><th>human pass</th><td class="num tp">{v.tp}</td><td class="num fn">{v.fn}</td></tr>'
+        f'<tr><th>human fail</th><td class="num fp">{v.fp}</td><td class="num tn">{v.tn}</td></tr>'
+        "</tbody></table>"
+    )
+    abstain = "n/a" if v.abstain_rate is None else _pct(v.abstain_rate)
+    raw = "n/a" if v.p_obs is None else _pct(v.p_obs)
+    theta = (
+        _rate_text(v.theta) if v.theta_status == "ok" else f'<span class="muted">{esc(v.theta_status)}</span>'
+    )
+    rates = (
+        '<table class="rates"><tbody>'
+        f"<tr><th>TPR [95% CI]</th><td>{_rate_text(v.tpr)}</td></tr>"
+        f"<tr><th>TNR [95% CI]</th><td>{_rate_text(v.tnr)}</td></tr>"
+        f"<tr><th>Judge abstain rate</th><td>{abstain}</td></tr>"
+        f'<tr><th>Raw pass rate (judge)</th><td>{raw} <span class="muted">of {v.judged_n} decided</span></td></tr>'
+        f'<tr><th>Corrected success rate [95% CI]</th><td class="theta">{theta}</td></tr>'
+        "</tbody></table>"
+    )
+    judges = esc(", ".join(v.judge_models)) or "none recorded"
+    prompts = esc(", ".join(v.prompt_versions)) or "none recorded"
+    warnings = "".join(f"<li>{esc(w)}</li>" for w in v.warnings)
+    return (
+        f'<section class="calibration-item" id="calibration-{esc(v.criterion_id)}" '
+        f'data-criterion-id="{esc(v.criterion_id)}" data-status="{esc(v.status)}">'
+        f"<h3>{_crit_link(v.criterion_id)} {_badge(_CAL_BADGE.get(v.status, 'unscored'), v.status.upper())}</h3>"
+        f'<p class="status-reason">{esc(v.status_reason)}</p>'
+        f'<div class="muted">split {esc(v.split)} (seed {v.split_seed}), {v.labels_used} labels used '
+        f"({v.labels_pass} pass, {v.labels_fail} fail decided); threshold {v.threshold:g}; "
+        f"judge {judges}; prompt {prompts}</div>"
+        f'<div class="calibration-grid">{confusion}{rates}{_cal_chart(v)}</div>'
+        f"{_WARN_OPEN + warnings + '</ul>' if warnings else ''}</section>"
+    )
+
+
+def _calibration(scorecard: Scorecard) -> str:
+    if not scorecard.validation:
+        return ""
+    items = "".join(_calibration_item(v) for v in scorecard.validation)
+    return (
+        f'<h2>Calibration</h2>{_CAL_STYLE}<div id="calibration"><p class="muted">Each judge measured against '
+        "human labels: confusion matrix over decided verdicts, TPR/TNR with Wilson 95% intervals, and the "
+        "judge's raw pass rate corrected for its errors, with an interval that carries the uncertainty of "
+        f"both the labels and the judged set.</p>{items}</div>"
+    )
+
+
 _CONTROLS = (
     '<div id="controls" hidden>'
     '<button type="button" data-filter="all">All</button>'
@@ -241,6 +357,7 @@ def render_report(judged: JudgedRun, scorecard: Scorecard) -> str:
         f"<style>{STYLE}</style></head>\n<body><main>"
         f"{_header(scorecard)}{_gate(scorecard.gate)}"
         f"<h2>Criteria</h2>{_CONTROLS}{_criteria_table(scorecard.criteria)}"
+        f"{_calibration(scorecard)}"
         f'<h2>Traces</h2><div id="traces">{_traces(judged, scorecard)}</div>'
         f"<footer>Generated by Helix {esc(__version__)} · scorecard format v{scorecard.version}</footer>"
         f"</main><script>{SCRIPT}</script></body></html>\n"

@@ -5,10 +5,12 @@ from ._gate import GateConfig, GateResult, evaluate_gate
 from ._mask import MASK_PATH, MASK_RUN_ID, MASK_TIMESTAMP, mask_text, mask_value, masked_scorecard_json
 from ._scorecard import (
     SCORECARD_FORMAT_VERSION,
+    RateInterval,
     RunInfo,
     Scorecard,
     ScorecardTotals,
     TraceSummary,
+    ValidationRecord,
     build_scorecard,
     scorecard_json,
 )
@@ -22,10 +24,12 @@ __all__ = [
     "GateConfig",
     "GateResult",
     "Interval",
+    "RateInterval",
     "RunInfo",
     "Scorecard",
     "ScorecardTotals",
     "TraceSummary",
+    "ValidationRecord",
     "build_scorecard",
     "evaluate_gate",
     "fold_criterion",

@@ -19,10 +19,12 @@ from ._gate import GateConfig, GateResult, evaluate_gate
 
 __all__ = [
     "SCORECARD_FORMAT_VERSION",
+    "RateInterval",
     "RunInfo",
     "Scorecard",
     "ScorecardTotals",
     "TraceSummary",
+    "ValidationRecord",
     "build_scorecard",
     "scorecard_json",
 ]
@@ -74,6 +76,47 @@ class ScorecardTotals(_Frozen):
     traces_failing: int
 
 
+class RateInterval(_Frozen):
+    """A rate with its 95% interval (``None`` values: not computable, see the record's status)."""
+
+    value: float | None
+    low: float | None
+    high: float | None
+
+
+class ValidationRecord(_Frozen):
+    """Provenance of a judge's validation against human labels (written by ``helix validate``).
+
+    ``status`` is ``certified``, ``refused`` or ``unvalidated``; ``theta`` is the corrected success
+    rate of the run with an interval carrying both label and judged-set uncertainty.
+    """
+
+    criterion_id: str
+    status: str
+    status_reason: str
+    split: str
+    split_seed: int
+    threshold: float
+    labels_used: int
+    """Labelled traces in the measured split (decided, abstained and undecided alike)."""
+    labels_pass: int
+    labels_fail: int
+    tp: int
+    fn: int
+    fp: int
+    tn: int
+    abstain_rate: float | None
+    judge_models: tuple[str, ...]
+    prompt_versions: tuple[str, ...]
+    tpr: RateInterval
+    tnr: RateInterval
+    p_obs: float | None
+    judged_n: int
+    theta: RateInterval
+    theta_status: str
+    warnings: tuple[str, ...] = ()
+
+
 class Scorecard(_Frozen):
     """The deterministic result of scoring one run (``version`` = 1)."""
 
@@ -84,6 +127,8 @@ class Scorecard(_Frozen):
     criteria: tuple[CriterionScore, ...]
     traces: tuple[TraceSummary, ...]
     totals: ScorecardTotals
+    validation: tuple[ValidationRecord, ...] | None = None
+    """Judge validation per criterion, stamped by ``helix validate``; absent until then."""
 
 
 def _validate_rows(judged: JudgedRun) -> None:
@@ -192,5 +237,11 @@ def build_scorecard(judged: JudgedRun, *, gate: GateConfig | None = None) -> Sco
 
 
 def scorecard_json(scorecard: Scorecard) -> bytes:
-    """The scorecard as indented JSON with a trailing newline; field order is the model's, so stable."""
-    return orjson.dumps(scorecard.model_dump(mode="json"), option=orjson.OPT_INDENT_2) + b"\n"
+    """The scorecard as indented JSON with a trailing newline; field order is the model's, so stable.
+
+    ``validation`` is left out until a validation was stamped, so unvalidated scorecards keep their bytes.
+    """
+    data = scorecard.model_dump(mode="json")
+    if data.get("validation") is None:
+        data.pop("validation", None)
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
