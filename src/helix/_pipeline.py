@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from ._util import write_atomic
 
 if TYPE_CHECKING:
-    from .judging import ModelJudgeProgress, Severity
+    from .judging import CriteriaMatrix, ModelJudgeProgress, Severity
     from .scoring import Scorecard
 
 __all__ = ["AggregateResult", "aggregate_run", "evaluate", "evaluate_async"]
@@ -37,6 +37,26 @@ def _severities(values: Sequence[str]) -> tuple[Severity, ...]:
     return out
 
 
+def _with_validation(run: Path, scorecard: Scorecard, matrix: CriteriaMatrix) -> Scorecard:
+    """Carry the run's last ``helix validate`` result into a re-folded scorecard.
+
+    Each record names the judge models and prompt versions it measured, so a reader (and
+    ``helix audit``) can tell when a later re-judging made it stale.
+    """
+    from .calibration import ValidationReport, validation_path
+
+    path = validation_path(run)
+    if not path.is_file():
+        return scorecard
+    report = ValidationReport.model_validate_json(path.read_bytes())
+    order = {c.id: i for i, c in enumerate(matrix.criteria)}
+    known = [r for r in report.results if r.criterion_id in order]
+    if not known:
+        return scorecard
+    records = tuple(r.record() for r in sorted(known, key=lambda r: order[r.criterion_id]))
+    return scorecard.model_copy(update={"validation": records})
+
+
 def aggregate_run(
     run_dir: str | Path,
     *,
@@ -55,7 +75,7 @@ def aggregate_run(
     run = Path(run_dir)
     judged = collect_results(run)
     gate = GateConfig(blocking=_severities(blocking), fail_on_uncertain=fail_on_uncertain)
-    scorecard = build_scorecard(judged, gate=gate)
+    scorecard = _with_validation(run, build_scorecard(judged, gate=gate), judged.matrix)
     scorecard_path = write_atomic(run / "scorecard.json", scorecard_json(scorecard))
     report_path = write_atomic(run / "report.html", render_report(judged, scorecard))
     return AggregateResult(

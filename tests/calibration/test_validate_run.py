@@ -138,3 +138,15 @@ def test_labels_from_a_sqlite_label_store(judged_run: Path, labels_file: Path, t
     from_store = validate_run(judged_run, tmp_path / "labels.sqlite", split="dev").results[0]
     from_file = validate_run(judged_run, labels_file, split="dev").results[0]
     assert from_store.counts == from_file.counts and from_store.theta == from_file.theta
+
+
+def test_aggregating_again_keeps_the_validation_block(judged_run: Path, labels_file: Path) -> None:
+    from helix import aggregate_run
+
+    validate_run(judged_run, labels_file, seed=0)
+    stamped = Scorecard.model_validate_json((judged_run / "scorecard.json").read_bytes()).validation
+    assert stamped
+    aggregate_run(judged_run)
+    again = Scorecard.model_validate_json((judged_run / "scorecard.json").read_bytes())
+    assert again.validation == stamped
+    assert 'id="calibration"' in (judged_run / "report.html").read_text()
