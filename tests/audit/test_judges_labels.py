@@ -212,8 +212,17 @@ def test_results_survive_a_re_aggregation(judged12: BuiltRun) -> None:
 
     labels = labels_for(judged12, [CLAIMS], failing=6)
     validate_run(judged12.path, labels, split="all", threshold=0.5, min_labels_per_class=3)
-    aggregate_run(judged12.path)  # rewrites scorecard.json without the validation block
-    assert b'"validation"' not in (judged12.path / "scorecard.json").read_bytes()
+    aggregate_run(judged12.path)  # re-folds scorecard.json, carrying the validation block over
+    assert b'"validation"' in (judged12.path / "scorecard.json").read_bytes()
+    finding = audit_run(judged12.path, labels=labels).by_check("judge-validated")
+    assert finding.evidence.ids["certified"] == (CLAIMS,)
+    # without the scorecard's block the audit still finds the result in calibration/validation.json
+    card = (judged12.path / "scorecard.json").read_bytes()
+    import orjson
+
+    doc = orjson.loads(card)
+    del doc["validation"]
+    (judged12.path / "scorecard.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
     finding = audit_run(judged12.path, labels=labels).by_check("judge-validated")
     assert finding.evidence.ids["certified"] == (CLAIMS,)
     assert "[calibration/validation.json (all split, seed 0)]" in finding.details[2].note

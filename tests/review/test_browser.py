@@ -278,7 +278,8 @@ def test_offline_two_tabs_share_local_storage_without_losing_labels_and_undo_wor
         a.keyboard.press("f")
         a.keyboard.press("u")
         assert _current(a) == overlap
-        assert a.get_attribute("#human-label", "data-label") == "defer"
+        # the undo restores tab b's label; the page repaints asynchronously, so wait for it
+        a.wait_for_selector('#human-label[data-label="defer"]', state="attached")
         a.reload()
         a.wait_for_selector("body[data-ready='true']", state="attached")
         assert a.get_attribute("#progress", "data-labeled") == "4"
