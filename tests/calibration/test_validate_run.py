@@ -150,3 +150,30 @@ def test_aggregating_again_keeps_the_validation_block(judged_run: Path, labels_f
     again = Scorecard.model_validate_json((judged_run / "scorecard.json").read_bytes())
     assert again.validation == stamped
     assert 'id="calibration"' in (judged_run / "report.html").read_text()
+
+
+def test_annotator_agreement_reaches_scorecard_and_report(judged_run: Path, tmp_path: Path) -> None:
+    ana = [
+        HumanLabel(trace_id=f"t{i:03d}", criterion_id="refund_ok", label=human_label(i), annotator="ana")  # type: ignore[arg-type]
+        for i in range(200)
+    ]
+    # ben labels the first 20 traces, disagreeing with ana on 4 of them
+    ben = [
+        HumanLabel(
+            trace_id=f"t{i:03d}",
+            criterion_id="refund_ok",
+            label=("fail" if human_label(i) == "pass" else "pass") if i < 4 else human_label(i),  # type: ignore[arg-type]
+            annotator="ben",
+        )
+        for i in range(20)
+    ]
+    path = tmp_path / "two.jsonl"
+    write_labels_jsonl(path, ana + ben)
+    (r,) = validate_run(judged_run, path, split="all").results
+    (k,) = r.annotator_agreement
+    assert (k.annotator_a, k.annotator_b, k.n) == ("ana", "ben", 20)
+    assert k.kappa is not None and -1.0 <= k.kappa < 1.0
+    card = Scorecard.model_validate_json((judged_run / "scorecard.json").read_bytes())
+    assert card.validation is not None and card.validation[0].annotator_agreement == (k,)
+    html = (judged_run / "report.html").read_text()
+    assert "annotator agreement: ana vs ben" in html

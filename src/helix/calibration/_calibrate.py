@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..scoring import RateInterval, ValidationRecord
+from ..scoring import AnnotatorAgreement, RateInterval, ValidationRecord
 from ._corrected import DEFAULT_DRAWS, corrected_rate
 from ._coverage import coverage_warning
 from ._measure import (
@@ -63,6 +63,7 @@ class CriterionCalibration(BaseModel):
     judge_models: tuple[str, ...] = ()
     prompt_versions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    annotator_agreement: tuple[AnnotatorAgreement, ...] = ()
 
     def record(self) -> ValidationRecord:
         """The provenance block stamped into the scorecard."""
@@ -95,6 +96,7 @@ class CriterionCalibration(BaseModel):
             theta=rate(self.theta, self.theta_interval),
             theta_status=self.theta_status,
             warnings=self.warnings,
+            annotator_agreement=self.annotator_agreement,
         )
 
 

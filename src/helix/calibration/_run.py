@@ -103,7 +103,8 @@ def validate_run(
     Raises ``FewShotLeakError`` when a criterion's few-shot examples are not train traces.
     """
     from ..judging import collect_results
-    from ..review import load_labels
+    from ..review import annotator_agreement, load_labels
+    from ..scoring import AnnotatorAgreement
 
     run = Path(run_dir)
     source = "<labels given>" if not isinstance(labels, str | Path) else str(labels)
@@ -158,6 +159,10 @@ def validate_run(
         unknown = sorted(t for t in per_trace if (t, crit.id) not in rows)
         if unknown:
             warnings.append(f"{len(unknown)} labelled trace(s) are not in this run (e.g. {unknown[0]!r})")
+        agreement = tuple(
+            AnnotatorAgreement(annotator_a=k.annotator_a, annotator_b=k.annotator_b, n=k.n, kappa=k.kappa)
+            for k in annotator_agreement([lab for lab in loaded if lab.criterion_id == crit.id])
+        )
         results.append(
             calibrate(
                 pairs,
@@ -172,7 +177,7 @@ def validate_run(
                 judge_models=tuple(sorted({j.model for j in judges if j.model})),
                 prompt_versions=tuple(sorted({j.prompt_version for j in judges if j.prompt_version})),
                 warnings=tuple(warnings),
-            )
+            ).model_copy(update={"annotator_agreement": agreement})
         )
     stamped = stamp and _stamp(run, results, judged)
     report = ValidationReport(run_dir=str(run), labels_source=source, results=tuple(results), stamped=stamped)

@@ -309,6 +309,15 @@ def _calibration_item(v: ValidationRecord) -> str:
     judges = esc(", ".join(v.judge_models)) or "none recorded"
     prompts = esc(", ".join(v.prompt_versions)) or "none recorded"
     warnings = "".join(f"<li>{esc(w)}</li>" for w in v.warnings)
+    kappas = "; ".join(
+        f"{esc(a.annotator_a)} vs {esc(a.annotator_b)}: "
+        + (f"κ = {a.kappa:.2f}" if a.kappa is not None else "κ undefined")
+        + f" on {a.n} shared"
+        for a in v.annotator_agreement
+    )
+    agreement = (
+        f'<div class="muted annotator-agreement">annotator agreement: {kappas}</div>' if kappas else ""
+    )
     return (
         f'<section class="calibration-item" id="calibration-{esc(v.criterion_id)}" '
         f'data-criterion-id="{esc(v.criterion_id)}" data-status="{esc(v.status)}">'
@@ -317,6 +326,7 @@ def _calibration_item(v: ValidationRecord) -> str:
         f'<div class="muted">split {esc(v.split)} (seed {v.split_seed}), {v.labels_used} labels used '
         f"({v.labels_pass} pass, {v.labels_fail} fail decided); threshold {v.threshold:g}; "
         f"judge {judges}; prompt {prompts}</div>"
+        f"{agreement}"
         f'<div class="calibration-grid">{confusion}{rates}{_cal_chart(v)}</div>'
         f"{_WARN_OPEN + warnings + '</ul>' if warnings else ''}</section>"
     )

@@ -5,6 +5,7 @@ from ._gate import GateConfig, GateResult, evaluate_gate
 from ._mask import MASK_PATH, MASK_RUN_ID, MASK_TIMESTAMP, mask_text, mask_value, masked_scorecard_json
 from ._scorecard import (
     SCORECARD_FORMAT_VERSION,
+    AnnotatorAgreement,
     RateInterval,
     RunInfo,
     Scorecard,
@@ -20,6 +21,7 @@ __all__ = [
     "MASK_RUN_ID",
     "MASK_TIMESTAMP",
     "SCORECARD_FORMAT_VERSION",
+    "AnnotatorAgreement",
     "CriterionScore",
     "GateConfig",
     "GateResult",

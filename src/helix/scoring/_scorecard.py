@@ -84,6 +84,16 @@ class RateInterval(_Frozen):
     high: float | None
 
 
+class AnnotatorAgreement(_Frozen):
+    """Cohen's kappa of two annotators on the traces both decided for one criterion."""
+
+    annotator_a: str
+    annotator_b: str
+    n: int
+    kappa: float | None
+    """None when undefined (no overlap, or chance agreement of 1)."""
+
+
 class ValidationRecord(_Frozen):
     """Provenance of a judge's validation against human labels (written by ``helix validate``).
 
@@ -115,6 +125,8 @@ class ValidationRecord(_Frozen):
     theta: RateInterval
     theta_status: str
     warnings: tuple[str, ...] = ()
+    annotator_agreement: tuple[AnnotatorAgreement, ...] = ()
+    """Kappa for every pair of annotators who labelled this criterion (empty with one annotator)."""
 
 
 class Scorecard(_Frozen):
