@@ -37,6 +37,18 @@ __all__ = [
 _MAX_ERRORS_SHOWN = 3
 
 
+def batch_items(value: Any, key: str) -> list[Any]:
+    """The records of one JSON value: a page ``{key: [...]}``, a bare list, or a single record."""
+    if isinstance(value, dict) and isinstance(value.get(key), list):
+        return list(value[key])
+    return list(value) if isinstance(value, list) else [value]
+
+
+def item_prefix(index: int, line: int | None, n_items: int) -> str:
+    """How a skip names one record among several on a line ("" when the line holds one)."""
+    return f"item {index} of the line: " if line is not None and n_items > 1 else ""
+
+
 def kind_of(value: Any) -> str:
     """A JSON-ish name for the type of ``value`` (for messages)."""
     return "null" if value is None else type(value).__name__

@@ -19,7 +19,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chat import BadRecord
-from ._coerce import bounded, decode_io, kind_of, llm_side, number, text_or_none, usage_from
+from ._coerce import (
+    batch_items,
+    bounded,
+    decode_io,
+    item_prefix,
+    kind_of,
+    llm_side,
+    number,
+    text_or_none,
+    usage_from,
+)
 from ._model import Score, Trace
 from ._report import IntakeReport
 from ._span_content import decode_json, parse_time
@@ -314,16 +324,11 @@ def read_langfuse(
             yield line, record, trace
 
     for line, _, value in iter_json_values(fh, report):
-        if isinstance(value, dict) and isinstance(value.get("data"), list):
-            items = value["data"]  # one page of the v2 observations API
-        elif isinstance(value, list):
-            items = value
-        else:
-            items = [value]
+        items = batch_items(value, "data")  # "data": one page of the v2 observations API
         for index, item in enumerate(items, 1):
             record = index if line is None else None
             where = {"line": line, "record": record}
-            at = f"item {index} of the line: " if line is not None and len(items) > 1 else ""
+            at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):
                 report.skip(
                     "wrong-type", f"{at}expected a Langfuse object, got a JSON {kind_of(item)}", **where

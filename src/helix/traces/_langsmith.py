@@ -13,7 +13,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chat import BadRecord
-from ._coerce import bounded, chat_messages, kind_of, llm_side, number, text_or_none, usage_from
+from ._coerce import (
+    batch_items,
+    bounded,
+    chat_messages,
+    item_prefix,
+    kind_of,
+    llm_side,
+    number,
+    text_or_none,
+    usage_from,
+)
 from ._model import Trace
 from ._report import IntakeReport
 from ._span_content import decode_json, parse_time
@@ -274,16 +284,11 @@ def read_langsmith(
     grouper, intake = SpanGrouper(), SpanTraces(report, "langsmith")
     trace_of: dict[str, str] = {}  # run id -> trace id, for runs that name neither trace_id nor dotted_order
     for line, _, value in iter_json_values(fh, report):
-        if isinstance(value, dict) and isinstance(value.get("runs"), list):
-            items = value["runs"]
-        elif isinstance(value, list):
-            items = value
-        else:
-            items = [value]
+        items = batch_items(value, "runs")
         for index, item in enumerate(items, 1):
             record = index if line is None else None
             where = {"line": line, "record": record}
-            at = f"item {index} of the line: " if line is not None and len(items) > 1 else ""
+            at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):
                 report.skip(
                     "wrong-type", f"{at}expected a LangSmith run object, got a JSON {kind_of(item)}", **where
