@@ -309,10 +309,141 @@ def agents_lines(rng: random.Random, i: int) -> Iterator[bytes]:
     )
 
 
+def _openai_output(output: dict[str, Any], call: dict[str, Any] | None) -> dict[str, Any]:
+    """The LLM's answer as an OpenAI chat message (tool call arguments as a JSON string)."""
+    if call is None:
+        return dict(output)
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": orjson.dumps(call["arguments"]).decode()},
+            }
+        ],
+    }
+
+
+def langfuse_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+    """Langfuse v4 blob-export observation rows (snake_case; I/O as JSON strings), children first."""
+    run = _run(rng, i)
+    trace_id, root = f"lf-{i:08d}", f"lf-{i:08d}-root"
+
+    def row(oid: str, parent: str, kind: str, second: int, **extra: Any) -> bytes:
+        return orjson.dumps(
+            {
+                "id": oid,
+                "trace_id": trace_id,
+                "parent_observation_id": parent,
+                "type": kind,
+                "name": extra.pop("name", kind.lower()),
+                "start_time": f"2026-05-04 10:15:{second:02d}.250000",
+                "end_time": f"2026-05-04 10:15:{second:02d}.900000",
+                "level": "DEFAULT",
+                "status_message": "",
+                "session_id": f"s-{i}",
+                "trace_name": "bench",
+                "tags": [],
+                **extra,
+            }
+        )
+
+    for step, (inputs, output, call, result) in enumerate(run["calls"]):
+        messages = [{"role": "system", "content": run["system"]}, *inputs]
+        yield row(
+            f"{root}-gen{step}",
+            root,
+            "GENERATION",
+            2 * step + 1,
+            name="chat",
+            provided_model_name="gpt-4o",
+            input=orjson.dumps(messages).decode(),
+            output=orjson.dumps(_openai_output(output, call)).decode(),
+            usage_details={"input": 100, "output": 20},
+        )
+        if call is not None:
+            yield row(
+                f"{root}-tool{step}",
+                root,
+                "TOOL",
+                2 * step + 2,
+                name=call["name"],
+                input=orjson.dumps(call["arguments"]).decode(),
+                output=orjson.dumps(result).decode(),
+            )
+    yield row(
+        root,
+        "",
+        "AGENT",
+        0,
+        name="bench",
+        input=orjson.dumps(run["question"]).decode(),
+        output=orjson.dumps(run["calls"][-1][1]["content"]).decode(),
+    )
+
+
+def langsmith_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+    """LangSmith flat runs (one per line, ``parent_run_id``; OpenAI messages), children first."""
+    run = _run(rng, i)
+    root = f"00000000-0000-4000-8000-{i:012d}"
+
+    def one(rid: str, run_type: str, second: int, **extra: Any) -> bytes:
+        return orjson.dumps(
+            {
+                "id": rid,
+                "trace_id": root,
+                "run_type": run_type,
+                "status": "success",
+                "start_time": f"2026-05-04T10:15:{second:02d}.250000",
+                "end_time": f"2026-05-04T10:15:{second:02d}.900000",
+                **extra,
+            }
+        )
+
+    for step, (inputs, output, call, result) in enumerate(run["calls"]):
+        messages = [{"role": "system", "content": run["system"]}, *inputs]
+        yield one(
+            f"00000000-0000-4000-9{step:02d}1-{i:012d}",
+            "llm",
+            2 * step + 1,
+            parent_run_id=root,
+            name="ChatOpenAI",
+            inputs={"messages": messages, "model": "gpt-4o"},
+            outputs={
+                "choices": [{"message": _openai_output(output, call), "finish_reason": "stop"}],
+                "usage_metadata": {"input_tokens": 100, "output_tokens": 20, "total_tokens": 120},
+            },
+        )
+        if call is not None:
+            yield one(
+                f"00000000-0000-4000-9{step:02d}2-{i:012d}",
+                "tool",
+                2 * step + 2,
+                parent_run_id=root,
+                name=call["name"],
+                inputs={"input": orjson.dumps(call["arguments"]).decode()},
+                outputs={"output": result},
+            )
+    yield one(
+        root,
+        "chain",
+        0,
+        name="Agent",
+        is_root=True,
+        thread_id=f"thread-{i}",
+        inputs={"input": run["question"]},
+        outputs={"output": run["calls"][-1][1]["content"]},
+    )
+
+
 FORMATS: dict[str, Callable[[random.Random, int], Iterator[bytes]]] = {
     "otlp": otlp_lines,
     "openinference": phoenix_lines,
     "openai-agents": agents_lines,
+    "langfuse": langfuse_lines,
+    "langsmith": langsmith_lines,
 }
 
 

@@ -136,8 +136,12 @@ def _event(run: dict[str, Any], *, root: bool) -> dict[str, Any]:
     if kind == "llm":
         prompts = _dict(inputs).get("prompts")
         first_prompt = prompts[0] if isinstance(prompts, list) and prompts else None
-        source = inputs if chat_messages(inputs) is not None or first_prompt is None else first_prompt
-        data_in = llm_side(source, "user", attributes, "raw_input")
+        messages_in = chat_messages(inputs)  # a message-ish input reads the same whatever its default role
+        if messages_in is not None:
+            data_in = messages_in
+        else:
+            source = inputs if first_prompt is None else first_prompt
+            data_in = llm_side(source, "user", attributes, "raw_input")
         data_out = llm_side(outputs, "assistant", attributes, "raw_output")
     elif kind == "tool":
         data_out, tool_call_id = _tool_output(outputs)

@@ -20,7 +20,7 @@ from typing import IO, Any
 from .._exceptions import UsageError
 from ._chat import BadRecord
 from ._report import IntakeReport
-from ._span_content import decode_json, flatten, messages_of, nest, parse_time
+from ._span_content import decode_json, flatten, messages_of, nest_fields, parse_time
 from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["PARQUET_MAGIC", "number", "openinference_event", "read_openinference", "span_error"]
@@ -92,9 +92,10 @@ _SIMPLE = {"message.role": "role", "message.content": "content", "message.name":
 def _messages(flat: dict[str, Any], prefix: str, default_role: str | None) -> list[dict[str, Any]] | None:
     """``llm.input_messages.N.message.*`` keys as canonical messages (plain ones without re-nesting)."""
     by_index: dict[int, dict[str, Any]] = {}
-    start = len(prefix) + 1
+    dotted = prefix + "."
+    start = len(dotted)
     for key, value in flat.items():
-        if key.startswith(prefix) and key[start - 1 : start] == ".":
+        if key.startswith(dotted):
             position, _, rest = key[start:].partition(".")
             if position.isdigit():
                 by_index.setdefault(int(position), {})[rest] = value
@@ -106,7 +107,7 @@ def _messages(flat: dict[str, Any], prefix: str, default_role: str | None) -> li
         if all(key in _SIMPLE for key in fields):
             raw.append({_SIMPLE[key]: value for key, value in fields.items()})
         else:
-            raw.append(nest({f"m.{key}": value for key, value in fields.items()}, "m"))
+            raw.append(nest_fields(fields))
     return messages_of(raw, default_role)
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "make_message",
     "messages_of",
     "nest",
+    "nest_fields",
     "parse_time",
     "to_messages",
 ]
@@ -104,13 +105,17 @@ def flatten(
 
 def nest(flat: dict[str, Any], prefix: str) -> Any:
     """The value under ``prefix`` rebuilt from dotted keys; numeric segments become list positions."""
+    dotted = prefix + "."
+    start = len(dotted)
+    return nest_fields({key[start:]: value for key, value in flat.items() if key.startswith(dotted)})
+
+
+def nest_fields(fields: dict[str, Any]) -> Any:
+    """``fields`` (dotted keys) rebuilt as one value; numeric segments become list positions."""
     root: dict[str, Any] = {}
-    start = len(prefix) + 1
-    for key, value in flat.items():
-        if not key.startswith(prefix) or len(key) < start or key[start - 1] != ".":
-            continue
+    for key, value in fields.items():
         node = root
-        parts = key[start:].split(".")
+        parts = key.split(".")
         for part in parts[:-1]:
             child = node.get(part)
             if not isinstance(child, dict):
@@ -123,8 +128,12 @@ def nest(flat: dict[str, Any], prefix: str) -> Any:
 def _listify(node: Any, depth: int) -> Any:
     if not isinstance(node, dict) or depth > _MAX_DEPTH:
         return node
-    if node and all(key.isdigit() for key in node):
-        return [_listify(node[key], depth + 1) for key in sorted(node, key=int)]
+    if node:
+        for key in node:
+            if not key.isdigit():
+                break
+        else:
+            return [_listify(node[key], depth + 1) for key in sorted(node, key=int)]
     return {key: _listify(item, depth + 1) for key, item in node.items()}
 
 
@@ -154,19 +163,27 @@ def _text(content: Any) -> tuple[str | None, list[Any] | None]:
 def _call(raw: Any) -> dict[str, Any] | None:
     if not isinstance(raw, dict):
         return None
-    raw = raw.get("tool_call", raw)  # OpenInference nests the call under "tool_call"
-    if not isinstance(raw, dict):
-        return None
+    if "tool_call" in raw:  # OpenInference nests the call under "tool_call"
+        raw = raw["tool_call"]
+        if not isinstance(raw, dict):
+            return None
     fn = raw.get("function")
     spec = fn if isinstance(fn, dict) else raw
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         return None
-    call_id = raw.get("id", raw.get("call_id"))
+    call_id = raw["id"] if "id" in raw else raw.get("call_id")
+    if isinstance(call_id, str):
+        pass
+    elif isinstance(call_id, int):
+        call_id = str(call_id)
+    else:
+        call_id = None
+    arguments = spec.get("arguments")
     return {
-        "id": str(call_id) if isinstance(call_id, str | int) else None,
+        "id": call_id,
         "name": name,
-        "arguments": _arguments(spec.get("arguments")),
+        "arguments": arguments if isinstance(arguments, dict) else _arguments(arguments),
     }
 
 
@@ -206,26 +223,32 @@ def to_messages(raw: Any, default_role: str | None = None) -> list[dict[str, Any
     role = _ROLES.get(role_value) if isinstance(role_value, str) else None
     if role is None:
         return []
-    name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    name = raw.get("name")
+    if not isinstance(name, str):
+        name = None
     parts = raw.get("parts")
     if isinstance(parts, list):
         return _from_parts(role, parts, name)
-    calls = [c for c in (_call(tc) for tc in _as_list(raw.get("tool_calls"))) if c is not None]
-    content = raw.get("content", raw.get("contents"))
-    tool_call_id = raw.get("tool_call_id", raw.get("id") if role == "tool" else None)
+    raw_calls = raw.get("tool_calls")
+    calls = (
+        [c for c in (_call(tc) for tc in raw_calls) if c is not None] if isinstance(raw_calls, list) else []
+    )
+    content = raw["content"] if "content" in raw else raw.get("contents")
+    if "tool_call_id" in raw:
+        tool_call_id = raw["tool_call_id"]
+    else:
+        tool_call_id = raw.get("id") if role == "tool" else None
+    text, content_parts = (content, None) if content is None or isinstance(content, str) else _text(content)
     return [
-        make_message(
-            role,
-            content,
-            tool_calls=calls,
-            tool_call_id=str(tool_call_id) if isinstance(tool_call_id, str | int) else None,
-            name=name,
-        )
+        {
+            "role": role,
+            "content": text,
+            "parts": content_parts,
+            "tool_calls": calls,
+            "tool_call_id": str(tool_call_id) if isinstance(tool_call_id, str | int) else None,
+            "name": name,
+        }
     ]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _from_parts(role: str, parts: list[Any], name: str | None) -> list[dict[str, Any]]:
@@ -237,8 +260,10 @@ def _from_parts(role: str, parts: list[Any], name: str | None) -> list[dict[str,
         if not isinstance(part, dict):
             continue
         kind = part.get("type")
-        if kind == "text" and isinstance(part.get("content"), str):
-            texts.append(part["content"])
+        if kind == "text":
+            text = part.get("content")
+            if isinstance(text, str):
+                texts.append(text)
         elif kind == "tool_call":
             call = _call(part)
             if call is not None:

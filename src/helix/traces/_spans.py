@@ -156,33 +156,62 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _msgs(value: Any) -> list[dict[str, Any]]:
     """``value`` when it is a list of canonical messages (what readers put on LLM events), else ``[]``."""
-    if isinstance(value, list) and all(_canonical(m) for m in value):
-        return value
-    return []
+    if not isinstance(value, list):
+        return []
+    for message in value:
+        if not _canonical(message):
+            return []
+    return value
 
 
 def _canonical(message: Any) -> bool:
-    if not isinstance(message, dict) or message.get("role") not in CANONICAL_ROLES:
+    if not isinstance(message, dict):
         return False
-    content, call_id, calls = message.get("content"), message.get("tool_call_id"), message.get("tool_calls")
-    return (
-        (content is None or isinstance(content, str))
-        and (call_id is None or isinstance(call_id, str))
-        and isinstance(calls, list)
-        and all(
-            isinstance(c, dict) and isinstance(c.get("name"), str) and isinstance(c.get("id"), str | None)
-            for c in calls
-        )
-    )
+    get = message.get
+    if get("role") not in CANONICAL_ROLES:
+        return False
+    content = get("content")
+    if content is not None and not isinstance(content, str):
+        return False
+    call_id = get("tool_call_id")
+    if call_id is not None and not isinstance(call_id, str):
+        return False
+    calls = get("tool_calls")
+    if not isinstance(calls, list):
+        return False
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            return False
+        call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):
+            return False
+    return True
 
 
-def _transcript(events: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+class _Messages:
+    """``_msgs`` of each event's input and output, computed once per event while a trace is built."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, str], list[dict[str, Any]]] = {}
+
+    def of(self, event: dict[str, Any], side: str) -> list[dict[str, Any]]:
+        key = (id(event), side)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = _msgs(event.get(side))
+        return found
+
+
+def _transcript(events: list[dict[str, Any]], cache: _Messages | None = None) -> list[dict[str, Any]] | None:
     """A linear transcript: each LLM call's new input messages, then its first output choice."""
+    msgs = (cache or _Messages()).of
     transcript: list[dict[str, Any]] = []
     for event in events:
         if event["kind"] != "llm":
             continue
-        inputs = _msgs(event.get("input"))
+        inputs = msgs(event, "input")
         n = len(transcript)
         if n and len(inputs) >= n and all(_same(x, y) for x, y in zip(transcript, inputs, strict=False)):
             new = inputs[n:]
@@ -192,20 +221,23 @@ def _transcript(events: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         else:
             new = list(inputs)
         transcript.extend(new)
-        outputs = _msgs(event.get("output"))
+        outputs = msgs(event, "output")
         if outputs:
             transcript.append(outputs[0])
     return transcript or None
 
 
-def _link_tools(events: list[dict[str, Any]], transcript: list[dict[str, Any]] | None) -> None:
+def _link_tools(
+    events: list[dict[str, Any]], transcript: list[dict[str, Any]] | None, cache: _Messages | None = None
+) -> None:
     """Tool events <-> the assistant tool calls that asked for them: by call id, else by name and order."""
+    msgs = (cache or _Messages()).of
     by_id: dict[str, dict[str, Any]] = {}
     by_name: dict[str, deque[dict[str, Any]]] = {}
     claimed: set[int] = set()
     for event in events:
         if event["kind"] == "llm":
-            for message in _msgs(event.get("output")):
+            for message in msgs(event, "output"):
                 for call in message.get("tool_calls") or []:
                     if call.get("id"):
                         by_id.setdefault(call["id"], call)
@@ -283,8 +315,9 @@ def build_trace(group: SpanGroup, source_format: str) -> tuple[dict[str, Any], i
             event.setdefault("attributes", {})["helix.orphan_parent_id"] = parent
             orphans += 1
     events = [e for _, e in sorted(enumerate(events), key=_sort_key)]
-    transcript = _transcript(events)
-    _link_tools(events, transcript)
+    cache = _Messages()
+    transcript = _transcript(events, cache)
+    _link_tools(events, transcript, cache)
     roots = [e for e in events if e["parent_id"] is None]
     root = next((e for e in roots if e["kind"] == "agent"), roots[0] if roots else None)
     trace_input, trace_output = group.input, group.output
