@@ -1,6 +1,18 @@
-"""Small shared helpers (private): atomic file writes, canonical JSON and content hashing."""
+"""Small shared helpers (private): atomic file writes, canonical JSON and hashing, YAML with lines."""
 
 from ._files import read_json, write_atomic, write_json_atomic
 from ._hashing import canonical_json, content_hash
+from ._yaml import Loc, field_path, node_at, node_line, parse_yaml_nodes
 
-__all__ = ["canonical_json", "content_hash", "read_json", "write_atomic", "write_json_atomic"]
+__all__ = [
+    "Loc",
+    "canonical_json",
+    "content_hash",
+    "field_path",
+    "node_at",
+    "node_line",
+    "parse_yaml_nodes",
+    "read_json",
+    "write_atomic",
+    "write_json_atomic",
+]

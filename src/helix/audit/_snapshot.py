@@ -16,7 +16,7 @@ from ..judging import (
     RunStatus,
     TraceCriterionResult,
     open_run,
-    parse_verdict_file,
+    result_rows,
     run_status,
 )
 
@@ -47,26 +47,5 @@ def read_snapshot(run_dir: str | Path) -> RunSnapshot:
     """
     run = open_run(run_dir)
     status = run_status(run.run_dir)
-    skip = set(status.missing_keys) | set(status.invalid)
-    rows: dict[tuple[str, str], TraceCriterionResult] = {}
-    for unit in run.units:
-        if unit.key in skip:
-            continue
-        verdict = parse_verdict_file(
-            run.verdict_path(unit.key), key=unit.key, criterion_ids=unit.criterion_ids
-        )
-        by_criterion = {v.criterion_id: v for v in verdict.verdicts}
-        for trace_id in unit.trace_ids:
-            for cid in unit.criterion_ids:
-                rows[(trace_id, cid)] = TraceCriterionResult(
-                    trace_id=trace_id,
-                    criterion_id=cid,
-                    key=unit.key,
-                    verdict=by_criterion.get(cid),
-                    unscored_reason=verdict.error if verdict.status == "unscored" else None,
-                    judge=verdict.judge,
-                )
-    ordered = tuple(
-        rows[(t.id, c.id)] for t in run.traces for c in run.matrix.criteria if (t.id, c.id) in rows
-    )
+    ordered = result_rows(run, skip=set(status.missing_keys) | set(status.invalid))
     return RunSnapshot(run=run, status=status, rows=ordered)

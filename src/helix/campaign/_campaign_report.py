@@ -204,7 +204,7 @@ def load_campaign_run(run_dir: str | Path, *, bootstrap_resamples: int = 2000) -
 
 def esc(value: object) -> str:
     """Escape run content for HTML text and attributes (the report package's one escaper)."""
-    from ..report._transcript import esc as report_esc
+    from ..report import esc as report_esc
 
     return report_esc(value)
 
@@ -327,7 +327,7 @@ def _header(run: CampaignRun) -> str:
 
 def render_campaign_report(run: CampaignRun) -> str:
     """The whole page for a campaign run (a pure function of ``run``: no clock)."""
-    from ..report._assets import STYLE
+    from ..report import STYLE
 
     legend = (
         '<p class="muted">Read the spread before the mean. Strip: grey line = min to max, blue box = '

@@ -35,8 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .._exceptions import InputFileError, UsageError
-from .._util import write_atomic, write_json_atomic
-from ..judging._loader import _field_path, _line, _parse_yaml
+from .._util import field_path, node_line, parse_yaml_nodes, write_atomic, write_json_atomic
 from ._campaign_report import CAMPAIGN_MANIFEST_FILE, campaign_manifest, campaign_summary
 from ._failures import cell_retry
 from ._judges import Judge, JudgeConfig
@@ -177,7 +176,7 @@ def load_campaign_config(path: str | Path) -> CampaignConfig:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputFileError(f"cannot read the campaign config: {exc.strerror}", path=source) from None
-    root, data = _parse_yaml(text, source)
+    root, data = parse_yaml_nodes(text, source)
     if not isinstance(data, Mapping):
         raise InputFileError(
             "a campaign config is a mapping with version, scenarios, dispatch and judges "
@@ -188,7 +187,7 @@ def load_campaign_config(path: str | Path) -> CampaignConfig:
     try:
         config = CampaignConfig.model_validate(data)
     except ValidationError as exc:
-        err = sorted(exc.errors(), key=lambda e: _line(root, tuple(e["loc"])) or 0)[0]
+        err = sorted(exc.errors(), key=lambda e: node_line(root, tuple(e["loc"])) or 0)[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
@@ -196,7 +195,7 @@ def load_campaign_config(path: str | Path) -> CampaignConfig:
         elif "input" in err and err["type"] != "missing":
             msg = f"{msg} (got {err['input']!r})"
         raise InputFileError(
-            msg, path=source, line=_line(root, loc), field=_field_path(loc) or None
+            msg, path=source, line=node_line(root, loc), field=field_path(loc) or None
         ) from None
     return config
 

@@ -3,7 +3,7 @@
 from .._exceptions import CodeCheckError
 from ._checks import BUILTIN_CHECKS, resolve_check, run_code_check, validate_check_spec
 from ._checks_view import CheckOutcome, CodeCheck
-from ._collect import RunStatus, collect_results, run_status
+from ._collect import RunStatus, collect_results, result_rows, run_status
 from ._criteria import (
     CRITERIA_FORMAT_VERSION,
     CodeCheckSpec,
@@ -125,6 +125,7 @@ __all__ = [
     "read_packet",
     "render_prompt",
     "resolve_check",
+    "result_rows",
     "run_code_check",
     "run_status",
     "validate_check_spec",

@@ -8,6 +8,7 @@ listing), so a missing verdict is always noticed and a verdict for a unit that n
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +19,7 @@ from ._results import JudgedRun, TraceCriterionResult
 from ._run import JudgingRun, missing_verdict_keys, open_run
 from ._units import UnitAxis
 
-__all__ = ["RunStatus", "collect_results", "run_status"]
+__all__ = ["RunStatus", "collect_results", "result_rows", "run_status"]
 
 _VERDICT_NAME = re.compile(r"^(?P<key>[^.]+)\.verdict\.json$")
 
@@ -107,19 +108,16 @@ def run_status(run_dir: str | Path) -> RunStatus:
     )
 
 
-def collect_results(run_dir: str | Path) -> JudgedRun:
-    """AGGREGATE: one row per (trace, criterion), in trace order then criteria order.
+def result_rows(run: JudgingRun, *, skip: Collection[str] = ()) -> tuple[TraceCriterionResult, ...]:
+    """One row per (trace, criterion) from the run's verdict files, in trace then criteria order.
 
-    Raises MissingVerdictsError listing every unit without a verdict file, and VerdictFileError for
-    the first verdict file that breaks the contract. Unscored units become rows with
-    ``unscored_reason`` and no verdict.
+    Units whose key is in ``skip`` (missing or invalid verdicts) contribute no rows; every other
+    verdict file is parsed strictly (VerdictFileError on a broken one).
     """
-    run = open_run(run_dir)
-    missing = missing_verdict_keys(run)
-    if missing:
-        raise MissingVerdictsError(missing, verdict_dir=run.verdict_dir)
     rows: dict[tuple[str, str], TraceCriterionResult] = {}
     for u in run.units:
+        if u.key in skip:
+            continue
         verdict = parse_verdict_file(run.verdict_path(u.key), key=u.key, criterion_ids=u.criterion_ids)
         by_criterion = {v.criterion_id: v for v in verdict.verdicts}
         for trace_id in u.trace_ids:
@@ -132,7 +130,21 @@ def collect_results(run_dir: str | Path) -> JudgedRun:
                     unscored_reason=verdict.error if verdict.status == "unscored" else None,
                     judge=verdict.judge,
                 )
-    ordered = tuple(rows[(t.id, c.id)] for t in run.traces for c in run.matrix.criteria)
+    return tuple(rows[(t.id, c.id)] for t in run.traces for c in run.matrix.criteria if (t.id, c.id) in rows)
+
+
+def collect_results(run_dir: str | Path) -> JudgedRun:
+    """AGGREGATE: one row per (trace, criterion), in trace order then criteria order.
+
+    Raises MissingVerdictsError listing every unit without a verdict file, and VerdictFileError for
+    the first verdict file that breaks the contract. Unscored units become rows with
+    ``unscored_reason`` and no verdict.
+    """
+    run = open_run(run_dir)
+    missing = missing_verdict_keys(run)
+    if missing:
+        raise MissingVerdictsError(missing, verdict_dir=run.verdict_dir)
+    ordered = result_rows(run)
     return JudgedRun(
         run_dir=str(run.run_dir),
         traces=run.traces,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,11 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .._exceptions import InputFileError
+from .._util import Loc, field_path, node_line, parse_yaml_nodes
 from ._checks import check_spec_problems
 from ._criteria import CRITERIA_FORMAT_VERSION, CriteriaMatrix
 
 __all__ = ["criteria_from_dict", "dump_criteria", "load_criteria"]
-
-Loc = tuple[str | int, ...]
 
 
 def load_criteria(path: str | Path) -> CriteriaMatrix:
@@ -45,7 +44,7 @@ def load_criteria(path: str | Path) -> CriteriaMatrix:
         raise InputFileError(
             f"the criteria file is not UTF-8 text ({exc.reason}); save it as UTF-8", path=source
         ) from exc
-    root, data = _parse_yaml(text, source)
+    root, data = parse_yaml_nodes(text, source)
     return _validate(data, source=str(source), root=root)
 
 
@@ -85,80 +84,6 @@ def dump_criteria(matrix: CriteriaMatrix) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
-# ----------------------------------------------------------------------------- YAML with lines
-
-
-def _parse_yaml(text: str, source: Path) -> tuple[yaml.Node | None, Any]:
-    loader = yaml.SafeLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is not None:
-            _reject_duplicate_keys(root, source)
-        data = loader.construct_document(root) if root is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
-        raise InputFileError(
-            f"invalid YAML: {problem}; fix the syntax there", path=source, line=line
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise InputFileError(f"invalid YAML: {exc}", path=source) from exc
-    finally:
-        loader.dispose()
-    return root, data
-
-
-def _reject_duplicate_keys(node: yaml.Node, source: Path) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[Any, int] = {}
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                if key.value in seen:
-                    raise InputFileError(
-                        f"key {key.value!r} appears twice in one mapping (first on line {seen[key.value]}); "
-                        "keep one",
-                        path=source,
-                        line=key.start_mark.line + 1,
-                    )
-                seen[key.value] = key.start_mark.line + 1
-            _reject_duplicate_keys(value, source)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _reject_duplicate_keys(item, source)
-
-
-def _node_at(root: yaml.Node | None, loc: Loc) -> yaml.Node | None:
-    """The deepest node along ``loc`` (the parent mapping when the last key is missing)."""
-    node = root
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            child = next(
-                (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None
-            )
-            if child is None:
-                return node
-            node = child
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            node = node.value[part]
-        else:
-            return node
-    return node
-
-
-def _line(root: yaml.Node | None, loc: Loc) -> int | None:
-    node = _node_at(root, loc)
-    return node.start_mark.line + 1 if node is not None else None
-
-
-def _field_path(loc: Sequence[str | int]) -> str:
-    """``("criteria", 2, "severity")`` → ``criteria[2].severity``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 # ----------------------------------------------------------------------------- validation
 
 
@@ -174,21 +99,22 @@ def _validate(data: Any, *, source: str, root: yaml.Node | None) -> CriteriaMatr
             f"the criteria file must be a mapping with `version`, `subject` and `criteria`, not a "
             f"{type(data).__name__}",
             path=source,
-            line=_line(root, ()),
+            line=node_line(root, ()),
         )
     version = data.get("version", CRITERIA_FORMAT_VERSION)
     if version != CRITERIA_FORMAT_VERSION:
         raise InputFileError(
             f"unsupported criteria format version {version!r}; this Helix reads version {CRITERIA_FORMAT_VERSION}",
             path=source,
-            line=_line(root, ("version",)),
+            line=node_line(root, ("version",)),
             field="version",
         )
     try:
         matrix = CriteriaMatrix.model_validate(data)
     except ValidationError as exc:
         errors = sorted(
-            exc.errors(), key=lambda e: (_line(root, tuple(e["loc"])) or 0, e["type"] != "extra_forbidden")
+            exc.errors(),
+            key=lambda e: (node_line(root, tuple(e["loc"])) or 0, e["type"] != "extra_forbidden"),
         )
         problems = [(tuple(e["loc"]), _explain(e)) for e in errors]
         raise _file_error(problems, source, root) from exc
@@ -207,16 +133,16 @@ def _file_error(problems: list[tuple[Loc, str]], source: str, root: yaml.Node | 
     (loc, msg), rest = problems[0], problems[1:]
     if rest:
         others = "\n".join(
-            f"  {source}{_colon_line(root, other_loc)}: field {_field_path(other_loc)!r}: {other_msg}"
+            f"  {source}{_colon_line(root, other_loc)}: field {field_path(other_loc)!r}: {other_msg}"
             for other_loc, other_msg in rest[:20]
         )
         more = f"\n  ... and {len(rest) - 20} more" if len(rest) > 20 else ""
         msg = f"{msg}\nalso:\n{others}{more}"
-    return InputFileError(msg, path=source, line=_line(root, loc), field=_field_path(loc) or None)
+    return InputFileError(msg, path=source, line=node_line(root, loc), field=field_path(loc) or None)
 
 
 def _colon_line(root: yaml.Node | None, loc: Loc) -> str:
-    line = _line(root, loc)
+    line = node_line(root, loc)
     return f":{line}" if line is not None else ""
 
 

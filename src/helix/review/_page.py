@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._util import write_atomic
-from ..report._assets import STYLE
-from ..report._transcript import esc, render_trace_content
+from ..report import STYLE, esc, render_trace_content
 from ._items import ReviewItem, ReviewSet, load_review_set, order_queue
 from ._labels import HumanLabel
 from ._page_assets import REVIEW_SCRIPT, REVIEW_STYLE
