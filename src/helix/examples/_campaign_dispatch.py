@@ -17,8 +17,15 @@ import orjson
 
 from .._exceptions import UsageError
 from .._util import canonical_json
-from ..campaign._model import CellContext, DispatchResult, Scenario
-from ..campaign._produced import Deliverable, ProducedEvent, RequiredDeliverable, TaskGold
+from ..campaign import (
+    CellContext,
+    Deliverable,
+    DispatchResult,
+    ProducedEvent,
+    RequiredDeliverable,
+    Scenario,
+    TaskGold,
+)
 from ._catalog import base_shop
 from ._episodes import run_episode
 from ._mistakes import MISTAKE_KINDS, MistakeRates
