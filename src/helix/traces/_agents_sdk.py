@@ -14,7 +14,7 @@ linked to the preceding generation's tool calls by name and order.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,7 +23,7 @@ import orjson
 from ._chat import BadRecord
 from ._openinference import number
 from ._report import IntakeReport
-from ._span_content import decode_json, messages_of, parse_time
+from ._span_content import MessagesOf, decode_json, item_converter, messages_of, parse_time, plain_messages
 from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["read_agents_sdk"]
@@ -75,14 +75,17 @@ def _usage(raw: Any) -> dict[str, Any] | None:
     return usage if any(v is not None for v in usage.values()) else None
 
 
-def _event(data: dict[str, Any]) -> dict[str, Any]:
+_AS_INPUT = item_converter("user")
+
+
+def _event(data: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[str, Any]:
     kind_name = data.get("type")
     kind = _KINDS.get(kind_name, "other") if isinstance(kind_name, str) else "other"
     name = data.get("name")
     event: dict[str, Any] = {"kind": kind, "name": name if isinstance(name, str) and name else str(kind_name)}
     attributes = {k: v for k, v in data.items() if k not in ("input", "output", "usage", "response")}
     if kind == "llm":
-        event["input"] = messages_of(data.get("input"), "user") or data.get("input")
+        event["input"] = messages(data.get("input"), _AS_INPUT) or data.get("input")
         output = data.get("output", data.get("response"))
         if isinstance(output, dict) and isinstance(output.get("output"), list):
             output = output["output"]  # a serialized Responses-API response
@@ -102,7 +105,9 @@ def _event(data: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
-def _span(raw: dict[str, Any], line: int | None, record: int | None) -> Span:
+def _span(
+    raw: dict[str, Any], line: int | None, record: int | None, history: Callable[[str], MessagesOf]
+) -> Span:
     span_id, trace_id, parent = raw.get("id"), raw.get("trace_id"), raw.get("parent_id")
     for what, value in (("id", span_id), ("trace_id", trace_id)):
         if not isinstance(value, str) or not value:
@@ -112,7 +117,7 @@ def _span(raw: dict[str, Any], line: int | None, record: int | None) -> Span:
     data = raw.get("span_data")
     if not isinstance(data, dict):
         raise BadRecord(f"span_data is {type(data).__name__}; expected an object")
-    event = _event(data)
+    event = _event(data, history(str(trace_id)))
     event["start"], event["end"] = parse_time(raw.get("started_at")), parse_time(raw.get("ended_at"))
     error = raw.get("error")
     if error is not None:
@@ -170,7 +175,7 @@ def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator
                     group.metadata.update(metadata)
             elif kind == "trace.span" and isinstance(item, dict):
                 try:
-                    span = _span(item, line, record)
+                    span = _span(item, line, record, grouper.history)
                 except BadRecord as bad:
                     report.skip(bad.reason, where + bad.detail, line=line, record=record)
                     continue

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from ._chat import BadRecord
 from ._model import Trace
-from ._span_content import decode_json, messages_of
+from ._span_content import MessagesOf, decode_json, item_converter, messages_of, plain_messages
 
 __all__ = [
     "bounded",
@@ -235,13 +235,23 @@ def _reshape(raw: Any) -> Any:
     return message
 
 
-def chat_messages(value: Any, default_role: str | None = None) -> list[dict[str, Any]] | None:
+_RESHAPED = item_converter(None, _reshape)
+
+
+def chat_messages(
+    value: Any, default_role: str | None = None, messages: MessagesOf = plain_messages
+) -> list[dict[str, Any]] | None:
     """Canonical :class:`Message` dicts from any message-ish value; ``None`` when it holds none.
 
     Accepts a message list, ``{"messages": [...]}``, LangChain's list of message lists (the first
     prompt), one message, an OpenAI completion (``choices``), LangChain ``generations`` and, with
-    ``default_role``, a plain string (one message of that role).
+    ``default_role``, a plain string (one message of that role). ``messages`` decodes the message list
+    (a trace's memo when the reader has one).
     """
+    if isinstance(value, str) and value[:1] == "[":
+        found = messages(value, _RESHAPED)  # the common case, a JSON array of messages
+        if found:
+            return found
     value = decode_json(value)
     if isinstance(value, str):
         return messages_of([{"role": default_role, "content": value}]) if default_role and value else None
@@ -272,18 +282,25 @@ def chat_messages(value: Any, default_role: str | None = None) -> list[dict[str,
         value = value[0]
         if not isinstance(value, list):
             return None
-    return messages_of([_reshape(m) for m in value])
+    return messages(value, _RESHAPED)
 
 
-def llm_side(value: Any, default_role: str, attributes: dict[str, Any], key: str) -> Any:
+def llm_side(
+    value: Any,
+    default_role: str,
+    attributes: dict[str, Any],
+    key: str,
+    messages: MessagesOf = plain_messages,
+) -> Any:
     """An LLM event's input or output: canonical messages when ``value`` holds them.
 
     Anything else that is a list goes to ``attributes[key]`` instead (the transcript and tool linking
     read an LLM event's list as messages); other values stay as they are.
     """
-    messages = chat_messages(value, default_role)
-    if messages is not None:
-        return messages
+    found = chat_messages(value, default_role, messages)
+    if found is not None:
+        return found
+    value = decode_json(value)  # JSON text that held no messages
     if isinstance(value, list):
         attributes[key] = value
         return None

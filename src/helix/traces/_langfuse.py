@@ -14,6 +14,7 @@ generation that asked for them (by id when the row carries ``tool_calls``, else 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -30,9 +31,10 @@ from ._coerce import (
     text_or_none,
     usage_from,
 )
+from ._history import HistoryMemo
 from ._model import Score, Trace
 from ._report import IntakeReport
-from ._span_content import decode_json, parse_time
+from ._span_content import MessagesOf, decode_json, parse_time, plain_messages
 from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["is_langfuse_value", "read_langfuse"]
@@ -169,15 +171,19 @@ def _tool_calls_of_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [call for call in calls if isinstance(call, dict)]
 
 
-def _event(obs: dict[str, Any]) -> dict[str, Any]:
-    """An :class:`Event`-shaped dict (without ids) for one observation."""
+def _event(obs: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[str, Any]:
+    """An :class:`Event`-shaped dict (without ids) for one observation (``messages``: the trace's memo)."""
     raw_type = obs.get("type")
     obs_type = raw_type.upper() if isinstance(raw_type, str) else "SPAN"
     kind = _KINDS.get(obs_type, "other")
     data_in, data_out = decode_io(obs.get("input")), decode_io(obs.get("output"))
     attributes = {k: v for k, v in obs.items() if k not in _MAPPED}
     if kind == "llm":
-        data_in = llm_side(data_in, "user", attributes, "raw_input")
+        raw_in = obs.get("input")
+        text_in = (
+            isinstance(raw_in, str) and raw_in[:1] == "["
+        )  # read as text: the memo parses only new parts
+        data_in = llm_side(raw_in if text_in else data_in, "user", attributes, "raw_input", messages)
         row_calls = _tool_calls_of_row(obs)
         if row_calls and isinstance(data_out, dict | type(None)) and not _get(data_out or {}, "tool_calls"):
             data_out = {**(data_out or {"role": "assistant", "content": None}), "tool_calls": row_calls}
@@ -210,7 +216,14 @@ def _event(obs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _span(obs: Any, index: int, trace_id: str, line: int | None, record: int | None) -> Span:
+def _span(
+    obs: Any,
+    index: int,
+    trace_id: str,
+    line: int | None,
+    record: int | None,
+    messages: MessagesOf = plain_messages,
+) -> Span:
     if not isinstance(obs, dict):
         raise BadRecord(f"observation {index} is {kind_of(obs)}; expected an object", "wrong-type")
     event_id = text_or_none(obs.get("id"))
@@ -220,7 +233,7 @@ def _span(obs: Any, index: int, trace_id: str, line: int | None, record: int | N
         trace_id=trace_id,
         span_id=event_id,
         parent_id=text_or_none(_get(obs, *_PARENT_KEYS)) or None,  # v4 exports write "" for roots
-        event=bounded(_event(obs)),
+        event=bounded(_event(obs, messages)),
         line=line,
         record=record,
         session_id=text_or_none(_get(obs, "sessionId", "session_id")),
@@ -268,9 +281,10 @@ def _legacy_group(
         input=bounded(decode_io(value.get("input"))),
         output=bounded(decode_io(value.get("output"))),
     )
+    messages = functools.partial(HistoryMemo().messages, trace_id)  # one trace: its memo dies with it
     for index, obs in enumerate(value["observations"]):
         try:
-            group.spans.append(_span(obs, index, trace_id, line, record))
+            group.spans.append(_span(obs, index, trace_id, line, record, messages))
         except BadRecord as bad:
             report.skip(bad.reason, f"trace {trace_id}: {bad.detail}", line=line, record=record)
     return group
@@ -353,7 +367,7 @@ def read_langfuse(
                     )
                     continue
                 try:
-                    span = _span(item, index, trace_id, line, record)
+                    span = _span(item, index, trace_id, line, record, grouper.history(trace_id))
                 except BadRecord as bad:
                     report.skip(bad.reason, at + bad.detail, **where)
                     continue

@@ -26,7 +26,7 @@ from ._coerce import (
 )
 from ._model import Trace
 from ._report import IntakeReport
-from ._span_content import decode_json, parse_time
+from ._span_content import MessagesOf, decode_json, parse_time, plain_messages
 from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["is_langsmith_value", "read_langsmith"]
@@ -121,8 +121,8 @@ def _tool_output(outputs: Any) -> tuple[Any, str | None]:
     return value, None
 
 
-def _event(run: dict[str, Any], *, root: bool) -> dict[str, Any]:
-    """An :class:`Event`-shaped dict (without ids) for one run."""
+def _event(run: dict[str, Any], *, root: bool, messages: MessagesOf = plain_messages) -> dict[str, Any]:
+    """An :class:`Event`-shaped dict (without ids) for one run (``messages``: the trace's memo)."""
     run_type = str(run.get("run_type") or "").lower()
     kind = _KINDS.get(run_type, "agent" if root and run_type == "chain" else "other")
     extra = _dict(run.get("extra"))
@@ -136,7 +136,7 @@ def _event(run: dict[str, Any], *, root: bool) -> dict[str, Any]:
     if kind == "llm":
         prompts = _dict(inputs).get("prompts")
         first_prompt = prompts[0] if isinstance(prompts, list) and prompts else None
-        messages_in = chat_messages(inputs)  # a message-ish input reads the same whatever its default role
+        messages_in = chat_messages(inputs, None, messages)  # the same whatever its default role
         if messages_in is not None:
             data_in = messages_in
         else:
@@ -263,7 +263,13 @@ def _root_fields(run: dict[str, Any], group: SpanGroup) -> None:
         group.metadata["project_id"] = run["session_id"]  # LangSmith's session is the project
 
 
-def _span(run: dict[str, Any], trace_id: str, index: int, where: tuple[int | None, int | None]) -> Span:
+def _span(
+    run: dict[str, Any],
+    trace_id: str,
+    index: int,
+    where: tuple[int | None, int | None],
+    messages: MessagesOf = plain_messages,
+) -> Span:
     run_id = text_or_none(run.get("id"))
     if not run_id:
         raise BadRecord(f"run {index} of the record has id {run.get('id')!r}; expected a non-empty string")
@@ -272,7 +278,7 @@ def _span(run: dict[str, Any], trace_id: str, index: int, where: tuple[int | Non
         trace_id=trace_id,
         span_id=run_id,
         parent_id=parent,
-        event=bounded(_event(run, root=parent is None)),
+        event=bounded(_event(run, root=parent is None, messages=messages)),
         line=where[0],
         record=where[1],
         session_id=_session(run),
@@ -318,7 +324,8 @@ def read_langsmith(
                 continue
             try:
                 runs = _flatten(item)
-                spans = [_span(run, trace_id, i, (line, record)) for i, run in enumerate(runs)]
+                history = grouper.history(trace_id)
+                spans = [_span(run, trace_id, i, (line, record), history) for i, run in enumerate(runs)]
             except BadRecord as bad:
                 report.skip(bad.reason, at + bad.detail, **where)
                 continue

@@ -68,7 +68,12 @@ class Message(_Model):
 
 
 class Event(_Model):
-    """One step of an agent run: an LLM call, a tool call, an agent span, a user turn, ..."""
+    """One step of an agent run: an LLM call, a tool call, an agent span, a user turn, ...
+
+    An LLM event's ``input`` holds the messages sent (canonical :class:`Message`-shaped dicts). Span
+    readers decode a history resent on every call once per trace, so the LLM events of one trace share
+    those dicts: treat them as read-only (copy before editing one).
+    """
 
     id: str
     parent_id: str | None = None

@@ -13,14 +13,23 @@ same attributes on ordinary OTel spans. The reader here takes Phoenix's own expo
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from .._exceptions import UsageError
 from ._chat import BadRecord
 from ._report import IntakeReport
-from ._span_content import decode_json, flatten, messages_of, nest_fields, parse_time
+from ._span_content import (
+    Convert,
+    MessagesOf,
+    decode_json,
+    flatten,
+    item_converter,
+    nest_fields,
+    parse_time,
+    plain_messages,
+)
 from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["PARQUET_MAGIC", "number", "openinference_event", "read_openinference", "span_error"]
@@ -89,26 +98,39 @@ def _cost(flat: dict[str, Any]) -> float | None:
 _SIMPLE = {"message.role": "role", "message.content": "content", "message.name": "name"}
 
 
-def _messages(flat: dict[str, Any], prefix: str, default_role: str | None) -> list[dict[str, Any]] | None:
-    """``llm.input_messages.N.message.*`` keys as canonical messages (plain ones without re-nesting)."""
-    by_index: dict[int, dict[str, Any]] = {}
-    dotted = prefix + "."
-    start = len(dotted)
+_AS_INPUT = item_converter()
+_AS_OUTPUT = item_converter("assistant")
+
+
+_SIMPLE_KEYS = _SIMPLE.keys()
+_SIDES = {"llm.input_messages": 0, "llm.output_messages": 1}
+
+
+def _message_fields(flat: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
+    """The ``llm.input_messages.N.*`` and ``llm.output_messages.N.*`` fields by side and N (one pass)."""
+    sides: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]] = ({}, {})
     for key, value in flat.items():
-        if key.startswith(dotted):
-            position, _, rest = key[start:].partition(".")
+        if key.startswith(_DROPPED_PREFIXES):
+            side, position, rest = key.split(".", 3)[1:] if key.count(".") >= 3 else ("", "", "")
             if position.isdigit():
-                by_index.setdefault(int(position), {})[rest] = value
+                sides[_SIDES["llm." + side]].setdefault(int(position), {})[rest] = value
+    return sides
+
+
+def _messages(
+    by_index: dict[int, dict[str, Any]], convert: Convert, messages: MessagesOf
+) -> list[dict[str, Any]] | None:
+    """One side's fields by message position as canonical messages (plain ones without re-nesting)."""
     if not by_index:
         return None
     raw: list[Any] = []
     for index in sorted(by_index):
         fields = by_index[index]
-        if all(key in _SIMPLE for key in fields):
+        if fields.keys() <= _SIMPLE_KEYS:
             raw.append({_SIMPLE[key]: value for key, value in fields.items()})
         else:
             raw.append(nest_fields(fields))
-    return messages_of(raw, default_role)
+    return messages(raw, convert)
 
 
 def _value(flat: dict[str, Any], key: str) -> Any:
@@ -118,14 +140,20 @@ def _value(flat: dict[str, Any], key: str) -> Any:
     return value
 
 
-def openinference_event(flat: dict[str, Any], event: dict[str, Any], span_kind: Any = None) -> str | None:
-    """Fill ``event`` (name/start/end/status already set) from OpenInference attributes; the session id."""
+def openinference_event(
+    flat: dict[str, Any], event: dict[str, Any], span_kind: Any = None, messages: MessagesOf = plain_messages
+) -> str | None:
+    """Fill ``event`` (name/start/end/status already set) from OpenInference attributes; the session id.
+
+    ``messages`` decodes message lists (a trace's memo when the reader has one).
+    """
     raw_kind = flat.get("openinference.span.kind", span_kind)
     kind = _KINDS.get(raw_kind.upper(), "other") if isinstance(raw_kind, str) else "other"
     event["kind"] = kind
     if kind == "llm":
-        inputs = _messages(flat, "llm.input_messages", None)
-        outputs = _messages(flat, "llm.output_messages", "assistant")
+        input_fields, output_fields = _message_fields(flat)
+        inputs = _messages(input_fields, _AS_INPUT, messages)
+        outputs = _messages(output_fields, _AS_OUTPUT, plain_messages)
         event["input"] = inputs if inputs is not None else _value(flat, "input.value")
         event["output"] = outputs if outputs is not None else _value(flat, "output.value")
         model = flat.get("llm.response.model_name") or flat.get("llm.model_name")
@@ -170,7 +198,9 @@ def _events(raw: Any) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def phoenix_span(row: Any, line: int | None, record: int | None) -> Span:
+def phoenix_span(
+    row: Any, line: int | None, record: int | None, history: Callable[[str], MessagesOf] | None = None
+) -> Span:
     """One Phoenix span (JSONL/REST, or a flattened DataFrame/Parquet row) as a :class:`Span`."""
     if not isinstance(row, dict):
         raise BadRecord(f"expected a Phoenix span object, got a JSON {type(row).__name__}", "wrong-type")
@@ -204,7 +234,8 @@ def phoenix_span(row: Any, line: int | None, record: int | None) -> Span:
         "status": status,
         "error": span_error(row.get("status_message"), events) if status == "error" else None,
     }
-    session = openinference_event(flat, event, row.get("span_kind"))
+    messages = history(trace_id) if history is not None else plain_messages
+    session = openinference_event(flat, event, row.get("span_kind"), messages)
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -233,7 +264,7 @@ def _feed(
     for index, row in enumerate(rows):
         rec = record if record is not None else (index + 1 if line is None else None)
         try:
-            span = phoenix_span(row, line, rec)
+            span = phoenix_span(row, line, rec, grouper.history)
         except BadRecord as bad:
             where = f"span {index + 1} of the line: " if line is not None and len(rows) > 1 else ""
             report.skip(bad.reason, where + bad.detail, line=line, record=rec)

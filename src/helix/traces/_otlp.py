@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,7 +24,16 @@ from ._chat import BadRecord
 from ._openinference import number, openinference_event, span_error
 from ._report import IntakeReport
 from ._source import open_source
-from ._span_content import decode_json, flatten, from_unix_nanos, messages_of, nest
+from ._span_content import (
+    MessagesOf,
+    decode_json,
+    flatten,
+    from_unix_nanos,
+    item_converter,
+    messages_of,
+    nest,
+    plain_messages,
+)
 from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["any_value", "read_otlp", "sibling_logs"]
@@ -148,8 +157,25 @@ def _int(flat: dict[str, Any], *keys: str) -> int | None:
     return None
 
 
+_USAGE_KEYS = frozenset(
+    {
+        "gen_ai.usage.input_tokens",
+        "gen_ai.usage.prompt_tokens",
+        "gen_ai.usage.output_tokens",
+        "gen_ai.usage.completion_tokens",
+        "gen_ai.usage.total_tokens",
+        "llm.usage.total_tokens",
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_read_input_tokens",
+        "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.cache_creation_input_tokens",
+        "gen_ai.usage.reasoning.output_tokens",
+    }
+)
+
+
 def _usage(flat: dict[str, Any]) -> dict[str, Any] | None:
-    if not any(key.startswith(("gen_ai.usage.", "llm.usage.")) for key in flat):
+    if _USAGE_KEYS.isdisjoint(flat):
         return None
     usage = {
         "input_tokens": _int(flat, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
@@ -236,22 +262,23 @@ def _scores(events: list[tuple[str, dict[str, Any], Any]]) -> list[dict[str, Any
     return scores
 
 
+_AS_SYSTEM = item_converter("system", role="system")
+_AS_INPUT = item_converter()
+
+
 def genai_event(
-    flat: dict[str, Any], events: list[tuple[str, dict[str, Any], Any]], event: dict[str, Any], span_kind: int
+    flat: dict[str, Any],
+    events: list[tuple[str, dict[str, Any], Any]],
+    event: dict[str, Any],
+    span_kind: int,
+    messages: MessagesOf = plain_messages,
 ) -> str | None:
-    """Fill ``event`` from GenAI semconv attributes and message events; returns the session id."""
+    """Fill ``event`` from GenAI semconv attributes and message events; returns the session id.
+
+    ``messages`` decodes message lists (a trace's memo when the reader has one).
+    """
     kind = _kind(flat, span_kind)
     event["kind"] = kind
-    ev_inputs, ev_outputs, details = _event_messages(events)
-    source = {**details, **flat} if details else flat
-    system = messages_of(source.get("gen_ai.system_instructions"), "system")
-    if system:
-        system = [{**m, "role": "system"} for m in system]
-    inputs = messages_of(source.get("gen_ai.input.messages")) or messages_of(nest(flat, "gen_ai.prompt"))
-    outputs = messages_of(source.get("gen_ai.output.messages"), "assistant")
-    outputs = outputs or messages_of(nest(flat, "gen_ai.completion"), "assistant")
-    inputs = (system or []) + (inputs or ev_inputs)
-    outputs = outputs or ev_outputs
     if kind == "tool":
         name, call_id = flat.get("gen_ai.tool.name"), flat.get("gen_ai.tool.call.id")
         if isinstance(name, str) and name:
@@ -263,6 +290,15 @@ def genai_event(
             flat.get("gen_ai.tool.call.result", flat.get("traceloop.entity.output"))
         )
     else:
+        ev_inputs, ev_outputs, details = _event_messages(events) if events else ([], [], None)
+        source = {**details, **flat} if details else flat
+        system = messages(source.get("gen_ai.system_instructions"), _AS_SYSTEM)
+        inputs = messages(source.get("gen_ai.input.messages"), _AS_INPUT)
+        inputs = inputs or messages(nest(flat, "gen_ai.prompt"), _AS_INPUT)
+        outputs = messages_of(source.get("gen_ai.output.messages"), "assistant")
+        outputs = outputs or messages_of(nest(flat, "gen_ai.completion"), "assistant")
+        inputs = (system or []) + (inputs or ev_inputs)
+        outputs = outputs or ev_outputs
         event["input"] = inputs or decode_json(flat.get("traceloop.entity.input"))
         event["output"] = outputs or decode_json(flat.get("traceloop.entity.output"))
     model = flat.get("gen_ai.response.model") or flat.get("gen_ai.request.model")
@@ -288,7 +324,9 @@ def genai_event(
 LogIndex = dict[tuple[str, str], list[tuple[str, dict[str, Any], Any]]]
 
 
-def _span(raw: Any, resource: dict[str, Any], logs: LogIndex, line: int | None, record: int | None) -> Span:
+def _span(
+    raw: Any, logs: LogIndex, line: int | None, record: int | None, history: Callable[[str], MessagesOf]
+) -> Span:
     if not isinstance(raw, dict):
         raise BadRecord(f"a span is a JSON {type(raw).__name__}; expected an object", "wrong-type")
     trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16, "traceId")
@@ -318,9 +356,9 @@ def _span(raw: Any, resource: dict[str, Any], logs: LogIndex, line: int | None, 
         )
     if "openinference.span.kind" in flat:
         flat = flatten(flat)
-        session = openinference_event(flat, event)
+        session = openinference_event(flat, event, messages=history(trace_id))
     else:
-        session = genai_event(flat, events, event, _enum(raw.get("kind"), _KIND))
+        session = genai_event(flat, events, event, _enum(raw.get("kind"), _KIND), history(trace_id))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
@@ -334,20 +372,20 @@ def _span(raw: Any, resource: dict[str, Any], logs: LogIndex, line: int | None, 
 
 
 def _batches(value: Any, plural: tuple[str, str], scoped: tuple[str, str], items: tuple[str, str]) -> Any:
-    """``(resource attributes, scope, item)`` for each span or log record of an export request."""
+    """``(resource, scope, item)`` for each span or log record of an export request (raw objects)."""
     for resource_block in _as_list(_get(value, *plural)):
         if not isinstance(resource_block, dict):
             yield None, None, resource_block
             continue
         resource = resource_block.get("resource")
-        attrs = _attributes(resource.get("attributes")) if isinstance(resource, dict) else {}
+        resource = resource if isinstance(resource, dict) else None
         for scope_block in _as_list(_get(resource_block, *scoped)):
             if not isinstance(scope_block, dict):
-                yield attrs, None, scope_block
+                yield resource, None, scope_block
                 continue
             scope = scope_block.get("scope")
             for item in _as_list(_get(scope_block, *items)):
-                yield attrs, scope if isinstance(scope, dict) else None, item
+                yield resource, scope if isinstance(scope, dict) else None, item
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -452,7 +490,7 @@ def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple
                 1,
             ):
                 try:
-                    span = _span(raw, resource or {}, logs, line, record)
+                    span = _span(raw, logs, line, record, grouper.history)
                 except BadRecord as bad:
                     report.skip(
                         bad.reason, f"span {position} of the request: {bad.detail}", line=line, record=record
@@ -461,8 +499,10 @@ def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple
                 if scope and isinstance(scope.get("name"), str):
                     span.event["attributes"]["otel.scope.name"] = scope["name"]
                 group = grouper.add(span)
-                if resource and "resource" not in group.metadata:
-                    group.metadata["resource"] = resource
+                if resource is not None and "resource" not in group.metadata:
+                    attrs = _attributes(resource.get("attributes"))
+                    if attrs:
+                        group.metadata["resource"] = attrs
                 yield from intake.emit(grouper.ready())
     yield from intake.emit(grouper.drain())
     intake.finish()

@@ -6,6 +6,8 @@ the shape of :class:`Message`, so a reader validates a whole trace in one call.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,14 +17,19 @@ from ._chat import _arguments
 
 __all__ = [
     "CANONICAL_ROLES",
+    "Convert",
+    "MessagesOf",
     "decode_json",
     "flatten",
     "from_unix_nanos",
+    "item_converter",
     "make_message",
+    "message_items",
     "messages_of",
     "nest",
     "nest_fields",
     "parse_time",
+    "plain_messages",
     "to_messages",
 ]
 
@@ -39,6 +46,9 @@ _ROLES = {
     "function": "tool",
 }
 CANONICAL_ROLES = frozenset(_ROLES.values())
+
+Convert = Callable[[Any], list[dict[str, Any]]]
+"""One source item of a message list -> its canonical message dicts (zero, one or more)."""
 
 
 # -- small decoders ----------------------------------------------------------------------------------------
@@ -88,7 +98,11 @@ def flatten(
     flat: dict[str, Any] = {} if out is None else out
     if isinstance(value, dict) and depth < _MAX_DEPTH:
         for key, item in value.items():
-            flatten(item, f"{prefix}.{key}" if prefix else str(key), flat, depth + 1)
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if isinstance(item, dict | list):
+                flatten(item, name, flat, depth + 1)
+            elif name:  # a scalar: what the recursion would do, without the call
+                flat[name] = item
     elif (
         isinstance(value, list)
         and value
@@ -292,15 +306,62 @@ def _from_parts(role: str, parts: list[Any], name: str | None) -> list[dict[str,
     return [message, *responses]
 
 
-def messages_of(value: Any, default_role: str | None = None) -> list[dict[str, Any]] | None:
-    """A message list from a list (or a ``{"messages": [...]}`` object, or one message); ``None`` if none."""
+def item_converter(
+    default_role: str | None = None,
+    reshape: Callable[[Any], Any] | None = None,
+    role: str | None = None,
+) -> Convert:
+    """The per-item conversion of a message list: ``reshape`` first, :func:`to_messages`, then ``role``.
+
+    Cached, so equal arguments give the same function (the :class:`HistoryMemo` key of a conversion).
+    """
+    return _converter(default_role, reshape, role)
+
+
+@functools.cache
+def _converter(default_role: str | None, reshape: Callable[[Any], Any] | None, role: str | None) -> Convert:
+    def convert(item: Any) -> list[dict[str, Any]]:
+        messages = to_messages(reshape(item) if reshape is not None else item, default_role)
+        if role is not None:
+            for message in messages:
+                message["role"] = role
+        return messages
+
+    return convert
+
+
+def message_items(value: Any) -> Any:
+    """The item list of a message-list value: ``value`` decoded, a ``{"messages": [...]}`` object's list,
+    or one message object as a list of one; anything else unchanged (not a list: no messages)."""
     value = decode_json(value)
     if isinstance(value, dict):
         inner = value.get("messages")
-        value = inner if isinstance(inner, list) else [value]
-    if not isinstance(value, list):
+        return inner if isinstance(inner, list) else [value]
+    return value
+
+
+def messages_of(
+    value: Any, default_role: str | None = None, convert: Convert | None = None
+) -> list[dict[str, Any]] | None:
+    """A message list from a list (or a ``{"messages": [...]}`` object, or one message); ``None`` if none.
+
+    Each item goes through ``convert`` (default: :func:`to_messages` with ``default_role``).
+    """
+    items = message_items(value)
+    if not isinstance(items, list):
         return None
+    one = convert if convert is not None else _converter(default_role, None, None)
     out: list[dict[str, Any]] = []
-    for item in value:
-        out.extend(to_messages(item, default_role))
+    for item in items:
+        out.extend(one(item))
     return out or None
+
+
+MessagesOf = Callable[[Any, Convert], "list[dict[str, Any]] | None"]
+"""How a reader turns a message-list value into messages with a conversion: :func:`plain_messages`, or
+:meth:`HistoryMemo.messages` bound to a trace (see :meth:`helix.traces._spans.SpanGrouper.history`)."""
+
+
+def plain_messages(value: Any, convert: Convert) -> list[dict[str, Any]] | None:
+    """:func:`messages_of` with a conversion, no memory across spans."""
+    return messages_of(value, convert=convert)

@@ -14,6 +14,7 @@ was released makes a second trace with the same id (the intake report lists it a
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,10 +24,11 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
+from ._history import HistoryMemo
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import iter_lines, read_all, read_head
-from ._span_content import CANONICAL_ROLES, make_message
+from ._span_content import CANONICAL_ROLES, MessagesOf, make_message
 
 __all__ = [
     "DEFAULT_WINDOW_SPANS",
@@ -83,6 +85,11 @@ class SpanGrouper:
         self._open: OrderedDict[str, SpanGroup] = OrderedDict()  # least recently extended first
         self._parked: dict[str, SpanGroup] = {}  # stale but rootless: wait for the end of the file
         self._tick = 0
+        self._memo = HistoryMemo()
+
+    def history(self, trace_id: str) -> MessagesOf:
+        """Message decoding for a span of ``trace_id`` that reuses what its earlier spans decoded."""
+        return functools.partial(self._memo.messages, trace_id)
 
     def group(self, trace_id: str, line: int | None = None, record: int | None = None) -> SpanGroup:
         """The open group of ``trace_id`` (created on first sight), marked as just extended."""
@@ -114,6 +121,7 @@ class SpanGrouper:
             if oldest.last_seen > limit:
                 return
             del self._open[trace_id]
+            self._memo.forget(trace_id)
             if oldest.has_root:
                 yield oldest
             else:
@@ -124,6 +132,7 @@ class SpanGrouper:
         rest = list(self._open.values()) + list(self._parked.values())
         self._open.clear()
         self._parked.clear()
+        self._memo = HistoryMemo()
         rest.sort(key=lambda g: (g.line or 0, g.record or 0))
         yield from rest
 
@@ -154,16 +163,6 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def _msgs(value: Any) -> list[dict[str, Any]]:
-    """``value`` when it is a list of canonical messages (what readers put on LLM events), else ``[]``."""
-    if not isinstance(value, list):
-        return []
-    for message in value:
-        if not _canonical(message):
-            return []
-    return value
-
-
 def _canonical(message: Any) -> bool:
     if not isinstance(message, dict):
         return False
@@ -189,19 +188,35 @@ def _canonical(message: Any) -> bool:
 
 
 class _Messages:
-    """``_msgs`` of each event's input and output, computed once per event while a trace is built."""
+    """Each event's input or output when it is a list of canonical messages (what readers put on LLM
+    events), else ``[]``; computed once per event while a trace is built. Successive LLM inputs usually
+    extend one another (a resent history, often the same dicts: see :class:`HistoryMemo`), so a list
+    that starts with the last one found canonical has only its tail checked."""
 
-    __slots__ = ("_cache",)
+    __slots__ = ("_cache", "_last")
 
     def __init__(self) -> None:
         self._cache: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        self._last: dict[str, list[dict[str, Any]]] = {"input": [], "output": []}
 
     def of(self, event: dict[str, Any], side: str) -> list[dict[str, Any]]:
         key = (id(event), side)
         found = self._cache.get(key)
         if found is None:
-            found = self._cache[key] = _msgs(event.get(side))
+            found = self._cache[key] = self._canonical_list(event.get(side), side)
         return found
+
+    def _canonical_list(self, value: Any, side: str) -> list[dict[str, Any]]:
+        if not isinstance(value, list):
+            return []
+        last = self._last[side]
+        start = len(last) if len(value) >= len(last) and value[: len(last)] == last else 0
+        for index in range(start, len(value)):
+            if not _canonical(value[index]):
+                return []
+        if value:
+            self._last[side] = value
+        return value
 
 
 def _transcript(events: list[dict[str, Any]], cache: _Messages | None = None) -> list[dict[str, Any]] | None:
@@ -213,7 +228,7 @@ def _transcript(events: list[dict[str, Any]], cache: _Messages | None = None) ->
             continue
         inputs = msgs(event, "input")
         n = len(transcript)
-        if n and len(inputs) >= n and all(_same(x, y) for x, y in zip(transcript, inputs, strict=False)):
+        if n and len(inputs) >= n and (inputs[:n] == transcript or all(map(_same, transcript, inputs))):
             new = inputs[n:]
         elif n:
             last_assistant = max((i for i, m in enumerate(inputs) if m["role"] == "assistant"), default=-1)
