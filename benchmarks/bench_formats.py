@@ -4,11 +4,20 @@ Run by hand: ``uv run python benchmarks/bench_formats.py [--mb 40] [--gb 1.0] [-
 
 Generates seeded agent runs (an agent root, 3-6 LLM calls with growing message histories, a tool call
 after each but the last, one span per line, children before parents as the OTel file exporter writes
-them) as OTLP/JSON (GenAI conventions), Phoenix/OpenInference JSONL and OpenAI Agents SDK JSONL, then times
-in the same run, on the same warm file:
+them) as OTLP/JSON (GenAI conventions), Phoenix/OpenInference JSONL (dotted attributes), OpenAI Agents SDK
+JSONL, Langfuse v4 observation rows and LangSmith flat runs, then times in the same run, on the same warm
+file:
 - the baseline: ``orjson.loads`` of every line (parsing only);
 - the reader: ``iter_traces`` with an ``IntakeReport`` (grouping, derivations, validation, report).
-Prints MB/s, traces/s and the reader/baseline ratio (target: >= 40%).
+Prints MB/s, traces/s and the reader/baseline ratio (target: >= 40%), and the ceiling: the ratio a reader
+would reach if converting spans cost nothing, i.e. baseline / (baseline + validating the same traces'
+fields into :class:`Trace` models). Validation is part of every read, so no reader of this design can
+beat the ceiling.
+
+Two workloads (``--workload``): ``synthetic`` seeded runs with small messages (3-6 calls, a ~800-byte
+system prompt: per-span overhead dominates), and ``tau-bench``: the 200 real GPT-4o airline runs of
+``../shared/data/tau-bench-historical-trajectories`` re-emitted as each format's spans (a 6 KB policy
+prompt, ~12 calls per run each resending the conversation), skipped when the data is absent.
 
 Memory: writes a ``--gb`` OTLP file (1 GB by default; ``--gb 0`` skips it) and streams it with
 ``iter_traces`` in a child process, which reports its peak RSS (``ru_maxrss``) next to the RSS of the same
@@ -18,23 +27,32 @@ child after imports only: the difference is what reading cost, to compare with t
 from __future__ import annotations
 
 import argparse
+import itertools
 import random
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from helix.traces import IntakeReport, iter_traces
+from helix.traces import IntakeReport, Trace, iter_traces
 
 WORDS = (
     "order flight refund booking customer please policy reservation account payment status "
     "seat baggage cancel change confirm date city ticket number help"
 ).split()
+TAU_BENCH = (
+    Path(__file__).resolve().parents[1]
+    / ".."
+    / "shared"
+    / "data"
+    / "tau-bench-historical-trajectories"
+    / "gpt-4o-airline.json"
+)
 TOOLS = ["get_order_details", "search_flights", "update_reservation", "refund_payment", "lookup_user"]
 
 
@@ -85,8 +103,7 @@ def _attr(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": {"stringValue": value}}
 
 
-def otlp_lines(rng: random.Random, i: int) -> Iterator[bytes]:
-    run = _run(rng, i)
+def otlp_lines(run: dict[str, Any], i: int) -> Iterator[bytes]:
     trace_id, root = f"{i:032x}", f"{i:08x}ffffffff"
     t0 = 1_795_978_993_700_000_000 + i * 10_000_000_000
     resource = {"attributes": [_attr("service.name", "bench-agent")]}
@@ -166,8 +183,7 @@ def otlp_lines(rng: random.Random, i: int) -> Iterator[bytes]:
     )
 
 
-def phoenix_lines(rng: random.Random, i: int) -> Iterator[bytes]:
-    run = _run(rng, i)
+def phoenix_lines(run: dict[str, Any], i: int) -> Iterator[bytes]:
     trace_id, root = f"{i:032x}", f"{i:08x}ffffffff"
     for step, (inputs, output, call, result) in enumerate(run["calls"]):
         attrs: dict[str, Any] = {
@@ -236,8 +252,7 @@ def phoenix_lines(rng: random.Random, i: int) -> Iterator[bytes]:
     )
 
 
-def agents_lines(rng: random.Random, i: int) -> Iterator[bytes]:
-    run = _run(rng, i)
+def agents_lines(run: dict[str, Any], i: int) -> Iterator[bytes]:
     trace_id, root = f"trace_{i:032x}", f"span_{i:016x}ffffffff"
     for step, (inputs, output, call, result) in enumerate(run["calls"]):
         openai_out = dict(output)
@@ -326,9 +341,8 @@ def _openai_output(output: dict[str, Any], call: dict[str, Any] | None) -> dict[
     }
 
 
-def langfuse_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+def langfuse_lines(run: dict[str, Any], i: int) -> Iterator[bytes]:
     """Langfuse v4 blob-export observation rows (snake_case; I/O as JSON strings), children first."""
-    run = _run(rng, i)
     trace_id, root = f"lf-{i:08d}", f"lf-{i:08d}-root"
 
     def row(oid: str, parent: str, kind: str, second: int, **extra: Any) -> bytes:
@@ -384,9 +398,8 @@ def langfuse_lines(rng: random.Random, i: int) -> Iterator[bytes]:
     )
 
 
-def langsmith_lines(rng: random.Random, i: int) -> Iterator[bytes]:
+def langsmith_lines(run: dict[str, Any], i: int) -> Iterator[bytes]:
     """LangSmith flat runs (one per line, ``parent_run_id``; OpenAI messages), children first."""
-    run = _run(rng, i)
     root = f"00000000-0000-4000-8000-{i:012d}"
 
     def one(rid: str, run_type: str, second: int, **extra: Any) -> bytes:
@@ -447,16 +460,76 @@ FORMATS: dict[str, Callable[[random.Random, int], Iterator[bytes]]] = {
 }
 
 
-def write(path: Path, lines: Callable[[random.Random, int], Iterator[bytes]], target_bytes: int) -> int:
+def synthetic_runs() -> Iterator[dict[str, Any]]:
+    """Seeded synthetic runs, without end (small messages: the per-span overhead dominates)."""
     rng = random.Random(7)
-    size = runs = 0
+    i = 0
+    while True:
+        yield _run(rng, i)
+        i += 1
+
+
+def tau_bench_runs() -> list[dict[str, Any]] | None:
+    """The 200 real GPT-4o airline runs of tau-bench as runs (``None`` when the data is absent).
+
+    Each assistant turn becomes one LLM call whose input is the conversation so far (as a chat agent
+    resends it) and whose output is that turn; a turn with tool calls keeps its first call and that call's
+    result (further calls of the same turn and their results are dropped, to fit the generators' shape).
+    """
+    from helix.traces import read_traces
+
+    if not TAU_BENCH.is_file():
+        return None
+    runs = []
+    for trace in read_traces(TAU_BENCH, format="tau-bench").traces:
+        messages = trace.messages or []
+        system = next((m.content or "" for m in messages if m.role == "system"), "")
+        results = {m.tool_call_id: m.content or "" for m in messages if m.role == "tool"}
+        history: list[dict[str, Any]] = []
+        calls = []
+        for message in messages:
+            if message.role in ("user", "system"):
+                if message.role == "user":
+                    history.append({"role": "user", "content": message.content or ""})
+                continue
+            if message.role != "assistant":
+                continue
+            inputs = list(history)
+            tool_call = message.tool_calls[0] if message.tool_calls else None
+            if tool_call is not None and tool_call.id in results:
+                args = tool_call.arguments if isinstance(tool_call.arguments, dict) else {}
+                call = {"id": tool_call.id, "name": tool_call.name, "arguments": args}
+                output = {"role": "assistant", "tool_calls": [call]}
+                result = results[tool_call.id]
+                history += [output, {"role": "tool", "tool_call_id": call["id"], "content": result}]
+                calls.append((inputs, output, call, result))
+            else:
+                output = {"role": "assistant", "content": message.content or ""}
+                history.append(output)
+                calls.append((inputs, output, None, None))
+        while calls and calls[-1][2] is not None:
+            calls.pop()  # end on the agent's answer, as the generators expect
+        if calls and history and history[0]["role"] == "user":
+            runs.append({"system": system, "calls": calls, "question": history[0]["content"]})
+    return runs
+
+
+def write(
+    path: Path,
+    lines: Callable[[dict[str, Any], int], Iterator[bytes]],
+    target_bytes: int,
+    runs: Iterable[dict[str, Any]],
+) -> int:
+    size = count = 0
     with path.open("wb") as fh:
-        while size < target_bytes:
-            chunk = b"".join(line + b"\n" for line in lines(rng, runs))
+        for run in runs:
+            if size >= target_bytes:
+                break
+            chunk = b"".join(line + b"\n" for line in lines(run, count))
             fh.write(chunk)
             size += len(chunk)
-            runs += 1
-    return runs
+            count += 1
+    return count
 
 
 def _best(fn: Callable[[], Any], repeats: int) -> float:
@@ -468,34 +541,51 @@ def _best(fn: Callable[[], Any], repeats: int) -> float:
     return best
 
 
-def throughput(directory: Path, mb: float, repeats: int) -> None:
+def throughput(directory: Path, mb: float, repeats: int, workloads: list[str]) -> None:
     print(
-        f"{'format':<15}{'MB':>7}{'traces':>8}{'orjson MB/s':>13}{'reader MB/s':>13}{'traces/s':>10}{'ratio':>8}"
+        f"{'workload':<11}{'format':<15}{'MB':>7}{'traces':>8}{'orjson MB/s':>13}{'reader MB/s':>13}"
+        f"{'traces/s':>10}{'ratio':>8}{'ceiling':>9}"
     )
-    for name, lines in FORMATS.items():
-        path = directory / f"{name}.jsonl"
-        runs = write(path, lines, int(mb * 1e6))
-        size = path.stat().st_size / 1e6
+    for workload in workloads:
+        if workload == "tau-bench":
+            real = tau_bench_runs()
+            if real is None:
+                print(f"{workload:<11}skipped: {TAU_BENCH} is absent")
+                continue
+        for name, lines in FORMATS.items():
+            path = directory / f"{workload}-{name}.jsonl"
+            source = synthetic_runs() if workload == "synthetic" else itertools.cycle(real)
+            runs = write(path, lines, int(mb * 1e6), source)
+            size = path.stat().st_size / 1e6
 
-        def baseline(p: Path = path) -> None:
-            with p.open("rb") as fh:
-                for line in fh:
-                    orjson.loads(line)
+            def baseline(p: Path = path) -> None:
+                with p.open("rb") as fh:
+                    for line in fh:
+                        orjson.loads(line)
 
-        def reader(p: Path = path, fmt: str = name, expected: int = runs) -> None:
-            report = IntakeReport()
-            count = sum(1 for _ in iter_traces(p, format=fmt, report=report))
-            assert count == expected and not report.skipped, (count, expected, report.skipped[:2])
+            def reader(p: Path = path, fmt: str = name, expected: int = runs) -> None:
+                report = IntakeReport()
+                count = sum(1 for _ in iter_traces(p, format=fmt, report=report))
+                assert count == expected and not report.skipped, (count, expected, report.skipped[:2])
 
-        base, read = _best(baseline, repeats), _best(reader, repeats)
-        print(
-            f"{name:<15}{size:>7.1f}{runs:>8}{size / base:>13.1f}{size / read:>13.1f}{runs / read:>10.0f}{base / read:>8.0%}"
-        )
+            base, read = _best(baseline, repeats), _best(reader, repeats)
+            fields = [trace.model_dump() for trace in iter_traces(path, format=name)]
+
+            def validation(f: list[dict[str, Any]] = fields) -> None:
+                for trace_fields in f:
+                    Trace.model_validate(trace_fields)
+
+            ceiling = base / (base + _best(validation, repeats))
+            print(
+                f"{workload:<11}{name:<15}{size:>7.1f}{runs:>8}{size / base:>13.1f}{size / read:>13.1f}"
+                f"{runs / read:>10.0f}{base / read:>8.0%}{ceiling:>9.0%}"
+            )
+            path.unlink()
 
 
 _CHILD = """
 import resource, sys, time
-from helix.traces import IntakeReport, iter_traces
+from helix.traces import IntakeReport, Trace, iter_traces
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 report = IntakeReport()
 start = time.perf_counter()
@@ -511,7 +601,7 @@ print(count, len(report.skipped), before, after, elapsed)
 def memory(directory: Path, gb: float) -> None:
     path = directory / "big.otlp.jsonl"
     start = time.perf_counter()
-    runs = write(path, otlp_lines, int(gb * 1e9))
+    runs = write(path, otlp_lines, int(gb * 1e9), synthetic_runs())
     size = path.stat().st_size
     print(f"\nwrote {size / 1e9:.2f} GB OTLP ({runs} traces) in {time.perf_counter() - start:.0f}s")
     out = subprocess.run(
@@ -536,9 +626,20 @@ def main() -> None:
         "--gb", type=float, default=1.0, help="size of the memory-test OTLP file (GB); 0 skips"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--workload",
+        choices=["synthetic", "tau-bench", "both"],
+        default="both",
+        help="synthetic runs (small messages) and/or tau-bench's real airline runs re-emitted as spans",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        throughput(Path(tmp), args.mb, args.repeats)
+        throughput(
+            Path(tmp),
+            args.mb,
+            args.repeats,
+            ["synthetic", "tau-bench"] if args.workload == "both" else [args.workload],
+        )
         if args.gb > 0:
             memory(Path(tmp), args.gb)
 
