@@ -18,7 +18,6 @@ changes speed, never results. Readers drop a trace's entries when the trace is r
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +32,7 @@ _KEEP = 4  # earlier lists remembered per trace (several agents or branches may 
 
 @dataclass(slots=True)
 class _Entry:
-    key: Hashable
+    convert: Convert  # lists converted differently never share
     text_head: str | None  # for JSON text: the text without its closing "]" and the space before it
     items: list[Any] | None  # for parsed lists: the source items
     ends: list[int] | None  # for parsed lists: how many messages items[: i + 1] converted to
@@ -51,12 +50,11 @@ class HistoryMemo:
     def messages(self, trace_id: str, value: Any, convert: Convert) -> list[dict[str, Any]] | None:
         """Like :func:`messages_of` with ``convert`` (same result), reusing this trace's earlier lists."""
         if isinstance(value, str) and value[:1] == "[":
-            found = self.from_text(trace_id, value, convert, convert)
-            return found or None
+            return self._from_text(trace_id, value, convert) or None
         items = message_items(value)
         if not isinstance(items, list):
             return None
-        return self.from_list(trace_id, items, convert, convert) or None
+        return self._from_list(trace_id, items, convert) or None
 
     def forget(self, trace_id: str) -> None:
         """Drop what was remembered for a trace (call when it is released)."""
@@ -67,18 +65,13 @@ class HistoryMemo:
         entries.insert(0, entry)
         del entries[_KEEP:]
 
-    def from_list(
-        self, trace_id: str, items: list[Any], convert: Convert, key: Hashable
-    ) -> list[dict[str, Any]]:
-        """The canonical messages of ``items`` (flattened), reusing the longest matching earlier prefix.
-
-        ``key`` names the conversion (format, side, default role): lists converted differently never share.
-        """
+    def _from_list(self, trace_id: str, items: list[Any], convert: Convert) -> list[dict[str, Any]]:
+        """The canonical messages of ``items``, reusing the longest earlier prefix converted alike."""
         best: _Entry | None = None
         shared = 0
         for entry in self._by_trace.get(trace_id, ()):
             earlier = entry.items
-            if entry.key != key or earlier is None:
+            if entry.convert is not convert or earlier is None:
                 continue
             n = min(len(items), len(earlier))
             if items[:n] != earlier[:n]:  # compared in C; usually equal, item objects often identical
@@ -100,20 +93,18 @@ class HistoryMemo:
             flat.extend(convert(item))
             ends.append(len(flat))
         if shared < len(items):
-            self._remember(trace_id, _Entry(key, None, items, ends, flat))
+            self._remember(trace_id, _Entry(convert, None, items, ends, flat))
             return list(flat)
         return flat
 
-    def from_text(
-        self, trace_id: str, text: str, convert: Convert, key: Hashable
-    ) -> list[dict[str, Any]] | None:
+    def _from_text(self, trace_id: str, text: str, convert: Convert) -> list[dict[str, Any]] | None:
         """The canonical messages of a JSON array ``text``; ``None`` when it is not a JSON array.
 
         Only the part after an earlier text of this trace that it extends is parsed and converted.
         """
         for entry in self._by_trace.get(trace_id, ()):
             head = entry.text_head
-            if entry.key != key or head is None or not text.startswith(head):
+            if entry.convert is not convert or head is None or not text.startswith(head):
                 continue
             rest = text[len(head) :].lstrip()
             if rest == "]":
@@ -127,7 +118,7 @@ class HistoryMemo:
             flat = list(entry.flat)
             for item in tail:
                 flat.extend(convert(item))
-            self._remember(trace_id, _Entry(key, _head(text), None, None, flat))
+            self._remember(trace_id, _Entry(convert, _head(text), None, None, flat))
             return list(flat)
         try:
             value = orjson.loads(text)
@@ -138,7 +129,7 @@ class HistoryMemo:
         flat = []
         for item in value:
             flat.extend(convert(item))
-        self._remember(trace_id, _Entry(key, _head(text), None, None, flat))
+        self._remember(trace_id, _Entry(convert, _head(text), None, None, flat))
         return list(flat)
 
 

@@ -318,7 +318,7 @@ def item_converter(
     return _converter(default_role, reshape, role)
 
 
-@functools.cache
+@functools.cache  # positional arguments only, so equal calls of item_converter share one cache entry
 def _converter(default_role: str | None, reshape: Callable[[Any], Any] | None, role: str | None) -> Convert:
     def convert(item: Any) -> list[dict[str, Any]]:
         messages = to_messages(reshape(item) if reshape is not None else item, default_role)
