@@ -180,9 +180,8 @@ def _event(obs: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[s
     attributes = {k: v for k, v in obs.items() if k not in _MAPPED}
     if kind == "llm":
         raw_in = obs.get("input")
-        text_in = (
-            isinstance(raw_in, str) and raw_in[:1] == "["
-        )  # read as text: the memo parses only new parts
+        # A JSON array stays text: the trace's memo then parses only what earlier rows did not have.
+        text_in = isinstance(raw_in, str) and raw_in[:1] == "["
         data_in = llm_side(raw_in if text_in else data_in, "user", attributes, "raw_input", messages)
         row_calls = _tool_calls_of_row(obs)
         if row_calls and isinstance(data_out, dict | type(None)) and not _get(data_out or {}, "tool_calls"):

@@ -100,8 +100,6 @@ _SIMPLE = {"message.role": "role", "message.content": "content", "message.name":
 
 _AS_INPUT = item_converter()
 _AS_OUTPUT = item_converter("assistant")
-
-
 _SIMPLE_KEYS = _SIMPLE.keys()
 _SIDES = {"llm.input_messages": 0, "llm.output_messages": 1}
 
@@ -199,9 +197,12 @@ def _events(raw: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def phoenix_span(
-    row: Any, line: int | None, record: int | None, history: Callable[[str], MessagesOf] | None = None
+    row: Any, line: int | None, record: int | None, history: Callable[[str], MessagesOf]
 ) -> Span:
-    """One Phoenix span (JSONL/REST, or a flattened DataFrame/Parquet row) as a :class:`Span`."""
+    """One Phoenix span (JSONL/REST, or a flattened DataFrame/Parquet row) as a :class:`Span`.
+
+    ``history`` gives the message decoding of a trace id (:meth:`SpanGrouper.history`).
+    """
     if not isinstance(row, dict):
         raise BadRecord(f"expected a Phoenix span object, got a JSON {type(row).__name__}", "wrong-type")
     context = row.get("context")
@@ -234,8 +235,7 @@ def phoenix_span(
         "status": status,
         "error": span_error(row.get("status_message"), events) if status == "error" else None,
     }
-    messages = history(trace_id) if history is not None else plain_messages
-    session = openinference_event(flat, event, row.get("span_kind"), messages)
+    session = openinference_event(flat, event, row.get("span_kind"), history(trace_id))
     return Span(
         trace_id=trace_id,
         span_id=span_id,
