@@ -19,7 +19,7 @@ from typing import Any, get_args
 import orjson
 import pytest
 
-from helix.traces import TRACE_FORMATS, IntakeReport, SkipReason, iter_traces
+from helix.traces import TRACE_FORMATS, IntakeReport, SkipReason, iter_traces, write_traces_jsonl
 
 RECORDS_PER_READER = 10_000
 DOCUMENTS_PER_READER = 60
@@ -326,7 +326,7 @@ def _structural(rng: random.Random, value: Any) -> Any:
 
 def _mutate(rng: random.Random, seed: Any) -> bytes:
     """One fuzzed line (never containing a newline)."""
-    op = rng.randrange(10)
+    op = rng.randrange(11)
     if op == 0:
         data = orjson.dumps(seed)
     elif op in (1, 2, 3):
@@ -348,9 +348,25 @@ def _mutate(rng: random.Random, seed: Any) -> bytes:
         data = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200)))
     elif op == 8:  # a scalar, an empty container or an empty line
         data = orjson.dumps(rng.choice(_OTHER_VALUES)) if rng.random() < 0.8 else b""
-    else:  # a valid record of another format
+    elif op == 9:  # a valid record of another format
         data = orjson.dumps(rng.choice(ALL_SEEDS))
+    else:
+        data = _with_deep_value(rng, seed)
     return data.replace(b"\n", b" ").replace(b"\r", b" ")
+
+
+def _with_deep_value(rng: random.Random, seed: Any, option: int = 0) -> bytes:
+    """``seed`` as JSON with one value inside nested deeper than a trace can be written (orjson reads
+    1,024 levels, writes 255; pydantic reads 200)."""
+    value = copy.deepcopy(seed)
+    slots = _slots(value)
+    if slots:
+        container, key = rng.choice(slots)
+        container[key] = "__DEEP__"
+    depth = rng.randrange(150, 1000)
+    opening, closing = (b"[", b"]") if rng.random() < 0.5 else (b'{"k":', b"}")
+    deep = opening * depth + b"1" + closing * depth
+    return orjson.dumps(value, option=option).replace(b'"__DEEP__"', deep, 1)
 
 
 def _records(fmt: str, n: int) -> Iterator[bytes]:
@@ -380,6 +396,15 @@ def test_fuzzed_lines_never_crash_a_reader(fmt: str, tmp_path: Path) -> None:
     if fmt in LINE_FORMATS:
         assert report.traces_read + report.records_skipped == RECORDS_PER_READER
         assert report.traces_read > 0 and report.records_skipped > 0
+    _assert_round_trips(traces, tmp_path)
+
+
+def _assert_round_trips(traces: list[Any], tmp_path: Path) -> None:
+    """Whatever was read can be written as Helix JSONL and read back whole (deep values are clipped)."""
+    written = write_traces_jsonl(traces, tmp_path / "out.jsonl")
+    back = IntakeReport()
+    assert [t.id for t in iter_traces(written, format="helix", report=back)] == [t.id for t in traces]
+    assert back.skipped == []
 
 
 @pytest.mark.parametrize("fmt", TRACE_FORMATS)
@@ -389,7 +414,10 @@ def test_fuzzed_documents_never_crash_a_reader(fmt: str, tmp_path: Path) -> None
     for i in range(DOCUMENTS_PER_READER):
         seed = rng.choice(own)
         value = _structural(rng, seed) if rng.random() < 0.7 else seed
-        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        if rng.random() < 0.2:
+            data = _with_deep_value(rng, value, orjson.OPT_INDENT_2)
+        else:
+            data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
         if rng.random() < 0.3:
             data = data[: rng.randrange(len(data))]
         if rng.random() < 0.1:
@@ -401,3 +429,4 @@ def test_fuzzed_documents_never_crash_a_reader(fmt: str, tmp_path: Path) -> None
         traces = list(iter_traces(path, format=fmt, report=report))
         _check(report)
         assert report.traces_read == len(traces)
+        _assert_round_trips(traces, tmp_path)

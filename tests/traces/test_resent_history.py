@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helix.traces import Event, read_traces
+from helix.traces import Event, read_traces, write_traces_jsonl
 
 TEXT = st.text(alphabet=st.sampled_from(list('ab ]}[{,:"\\é\n') + ["\u2028", "😀"]), min_size=0, max_size=12)
 
@@ -244,3 +244,20 @@ def test_a_growing_history_is_decoded_once_and_shared(fmt: str, tmp_path: Path) 
     first = inputs[0][-1]
     assert all(later[len(inputs[0]) - 1] is first for later in inputs[1:])  # one dict, not six copies
     assert [m.content for m in trace.messages or []][-2:] == ["turn 10 [x], {y}", "answer 5"]
+
+
+@pytest.mark.parametrize("fmt", ["openai-agents", "langsmith"])
+def test_a_deeply_nested_history_item_repeated_across_spans_is_read(fmt: str, tmp_path: Path) -> None:
+    """Comparing a 1,000-level item with its copy in the next span exceeds Python's recursion limit:
+    the read goes on (the memo converts it afresh) and the trace is written and read back."""
+    deep = b"[" * 1000 + b"]" * 1000
+    history = [{"role": "user", "content": "hi", "x": "__DEEP__"}]
+    lines = [WRITERS[fmt](step, history, {"role": "assistant", "content": "ok"}, 0) for step in range(3)]
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(line.replace(b'"__DEEP__"', deep) + b"\n" for line in lines))
+    intake = read_traces(path, format=fmt)
+    assert intake.report.skipped == [] and len(intake.traces) == 1
+    inputs = [e.input for e in intake.traces[0].events if e.kind == "llm"]
+    assert [[m["content"] for m in i] for i in inputs] == [["hi"]] * 3
+    written = write_traces_jsonl(intake.traces, tmp_path / "out.jsonl")
+    assert len(read_traces(written, format="helix").traces) == 1

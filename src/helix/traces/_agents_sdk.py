@@ -20,10 +20,18 @@ from typing import IO, Any
 
 import orjson
 
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
+from ._depth import clipped_retry
 from ._openinference import number
 from ._report import IntakeReport
-from ._span_content import MessagesOf, decode_json, item_converter, messages_of, parse_time, plain_messages
+from ._span_content import (
+    MessagesOf,
+    decode_json,
+    item_converter,
+    messages_of,
+    parse_time,
+    plain_messages,
+)
 from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
 
 __all__ = ["read_agents_sdk"]
@@ -111,9 +119,9 @@ def _span(
     span_id, trace_id, parent = raw.get("id"), raw.get("trace_id"), raw.get("parent_id")
     for what, value in (("id", span_id), ("trace_id", trace_id)):
         if not isinstance(value, str) or not value:
-            raise BadRecord(f"span {what} is {value!r}; expected a non-empty string")
+            raise BadRecord(f"span {what} is {shown(value)}; expected a non-empty string")
     if parent is not None and not isinstance(parent, str):
-        raise BadRecord(f"span parent_id is {parent!r}; expected a string or null")
+        raise BadRecord(f"span parent_id is {shown(parent)}; expected a string or null")
     data = raw.get("span_data")
     if not isinstance(data, dict):
         raise BadRecord(f"span_data is {type(data).__name__}; expected an object")
@@ -159,7 +167,7 @@ def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator
                 trace_id = item.get("id")
                 if not isinstance(trace_id, str) or not trace_id:
                     report.skip(
-                        "invalid-record", f"{where}trace id is {trace_id!r}", line=line, record=record
+                        "invalid-record", f"{where}trace id is {shown(trace_id)}", line=line, record=record
                     )
                     continue
                 group = grouper.group(trace_id, line, record)
@@ -175,7 +183,7 @@ def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator
                     group.metadata.update(metadata)
             elif kind == "trace.span" and isinstance(item, dict):
                 try:
-                    span = _span(item, line, record, grouper.history)
+                    span = clipped_retry(_span, item, line, record, grouper.history)
                 except BadRecord as bad:
                     report.skip(bad.reason, where + bad.detail, line=line, record=record)
                     continue

@@ -7,6 +7,7 @@ to the assistant call that asked for it (input = the call's parsed arguments, na
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ import orjson
 from ._model import Role
 from ._report import SkipReason
 
-__all__ = ["BadRecord", "ChatConversion", "convert_chat", "looks_like_tool_error"]
+__all__ = ["BadRecord", "ChatConversion", "convert_chat", "looks_like_tool_error", "shown"]
 
 _ROLES: dict[str, Role] = {
     "system": "system",
@@ -28,6 +29,17 @@ _ROLES: dict[str, Role] = {
 _KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "function_call"})
 _TEXT_PART_KEYS = ("text", "refusal")
 _ERROR_DETAIL_CHARS = 500
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 3  # a hostile value may nest 1,000 levels: repr() would exhaust the recursion limit
+_SHOWN.maxstring = _SHOWN.maxother = 80
+_SHOWN.maxlist = _SHOWN.maxdict = 4
+
+
+def shown(value: Any) -> str:
+    """A source value as messages show it: its repr, shortened and safe at any nesting depth."""
+    return _SHOWN.repr(value)
 
 
 class BadRecord(Exception):
@@ -163,7 +175,7 @@ def convert_chat(raw_messages: list[Any], *, where: str = "messages") -> ChatCon
         raw_role = message.get("role")
         role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
         if role is None:
-            raise BadRecord(f"{where}[{i}].role is {raw_role!r}; expected one of {sorted(_ROLES)}")
+            raise BadRecord(f"{where}[{i}].role is {shown(raw_role)}; expected one of {sorted(_ROLES)}")
         content = message.get("content")
         text, parts = (
             (content, None)

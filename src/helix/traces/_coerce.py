@@ -18,11 +18,11 @@ import orjson
 from pydantic import ValidationError
 
 from ._chat import BadRecord
+from ._depth import bounded
 from ._model import Trace
 from ._span_content import MessagesOf, decode_json, item_converter, messages_of, plain_messages
 
 __all__ = [
-    "bounded",
     "chat_messages",
     "decode_io",
     "int_like",
@@ -105,36 +105,6 @@ def usage_from(raw: Any, keys: Mapping[str, tuple[str, ...]]) -> dict[str, int] 
                 usage[field] = count
                 break
     return usage or None
-
-
-# JSON parsers read up to 1024 levels; pydantic and orjson write about 255. A trace must stay writable.
-_CLIP_DEPTH = 100
-_CLIPPED = f"[a value nested deeper than {_CLIP_DEPTH} levels was dropped]"
-
-
-def bounded(value: Any) -> Any:
-    """``value`` unchanged when it can be written as JSON inside a trace; else with its deepest parts
-    (past ``_CLIP_DEPTH`` levels) replaced by a note. Containers are edited in place."""
-    if not isinstance(value, dict | list):
-        return value
-    try:
-        orjson.dumps([[[[[[[[value]]]]]]]])  # the nesting a value gains inside a trace, with a margin
-    except TypeError:
-        pass
-    else:
-        return value
-    root: list[Any] = [value]
-    stack: list[tuple[Any, int]] = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        for key in range(len(node)) if isinstance(node, list) else list(node):
-            child = node[key]
-            if isinstance(child, dict | list):
-                if depth + 1 >= _CLIP_DEPTH:
-                    node[key] = _CLIPPED
-                else:
-                    stack.append((child, depth + 1))
-    return root[0]
 
 
 def decode_io(value: Any) -> Any:

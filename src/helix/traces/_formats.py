@@ -11,6 +11,7 @@ from typing import Any, Literal, get_args
 import orjson
 
 from .._exceptions import UsageError
+from ._chat import shown
 from ._inspect import ZIP_MAGIC, is_inspect_value
 from ._langfuse import is_langfuse_value
 from ._langsmith import is_langsmith_value
@@ -103,7 +104,7 @@ def _span_evidence(value: dict[str, Any]) -> tuple[TraceFormat, str] | None:
         return "otlp", "an OTLP/JSON export request ('resourceSpans')"
     kind = value.get("object")
     if (kind == "trace.span" and "span_data" in value) or (kind == "trace" and "workflow_name" in value):
-        return "openai-agents", f'an OpenAI Agents SDK export ("object": {kind!r})'
+        return "openai-agents", f'an OpenAI Agents SDK export ("object": {shown(kind)})'
     context = value.get("context")
     if "context.span_id" in value or (
         isinstance(context, dict) and "span_id" in context and ("span_kind" in value or "parent_id" in value)

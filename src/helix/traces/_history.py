@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from ._depth import same_items
 from ._span_content import Convert, message_items
 
 __all__ = ["HistoryMemo"]
@@ -74,10 +75,10 @@ class HistoryMemo:
             if entry.convert is not convert or earlier is None:
                 continue
             n = min(len(items), len(earlier))
-            if items[:n] != earlier[:n]:  # compared in C; usually equal, item objects often identical
+            if not same_items(items[:n], earlier[:n]):  # usually equal: one comparison in C
                 n = 0
                 for mine, theirs in zip(items, earlier, strict=False):
-                    if mine is not theirs and mine != theirs:
+                    if mine is not theirs and not same_items(mine, theirs):
                         break
                     n += 1
             if n > shared:

@@ -17,7 +17,7 @@ from typing import IO, Any
 import orjson
 
 from .._exceptions import UsageError
-from ._chat import BadRecord, convert_chat
+from ._chat import BadRecord, convert_chat, shown
 from ._coerce import chat_messages, kind_of, llm_side, number, text_or_none, usage_from, validate_trace
 from ._model import Trace
 from ._report import IntakeReport
@@ -245,7 +245,7 @@ def sample_to_trace(header: dict[str, Any], sample: Any) -> Trace:
         raise BadRecord(f"the sample is {kind_of(sample)}; expected an object", "wrong-type")
     sample_id = text_or_none(sample.get("id"))
     if sample_id is None:
-        raise BadRecord(f"the sample has id {sample.get('id')!r}; expected a string or an integer")
+        raise BadRecord(f"the sample has id {shown(sample.get('id'))}; expected a string or an integer")
     raw_epoch = sample.get("epoch")
     epoch = raw_epoch if isinstance(raw_epoch, int) and not isinstance(raw_epoch, bool) else 1
     sample = _resolve_attachments(sample, _dict(sample.get("attachments")))
@@ -320,7 +320,9 @@ def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
         return
     samples = log.get("samples")
     if samples is None:
-        report.notes.append(f"the log has no samples (status {log.get('status')!r}): read as zero traces")
+        report.notes.append(
+            f"the log has no samples (status {shown(log.get('status'))}): read as zero traces"
+        )
         return
     if not isinstance(samples, list):
         report.skip("invalid-record", f"'samples' is {kind_of(samples)}; expected a list", record=1)

@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
 from ._coerce import (
     batch_items,
-    bounded,
     decode_io,
     item_prefix,
     kind_of,
@@ -31,6 +30,7 @@ from ._coerce import (
     text_or_none,
     usage_from,
 )
+from ._depth import bounded, clipped_retry
 from ._history import HistoryMemo
 from ._model import Score, Trace
 from ._report import IntakeReport
@@ -136,7 +136,7 @@ def _score(raw: Any, where: str) -> dict[str, Any]:
         raise BadRecord(f"{where} is {kind_of(raw)}; expected a score object")
     name = raw.get("name")
     if not isinstance(name, str) or not name:
-        raise BadRecord(f"{where}.name is {name!r}; expected a non-empty string")
+        raise BadRecord(f"{where}.name is {shown(name)}; expected a non-empty string")
     data_type = str(_get(raw, "dataType", "data_type") or "NUMERIC").upper()
     value: Any = raw.get("value")
     text = _get(raw, "stringValue", "string_value")
@@ -148,7 +148,7 @@ def _score(raw: Any, where: str) -> dict[str, Any]:
     else:
         value = number(value)
     if not isinstance(value, bool | int | float | str):
-        raise BadRecord(f"{where}.value is {raw.get('value')!r}; expected a number, boolean or string")
+        raise BadRecord(f"{where}.value is {shown(raw.get('value'))}; expected a number, boolean or string")
     source = text_or_none(raw.get("source"))
     comment = text_or_none(raw.get("comment"))
     observation = _get(raw, "observationId", "observation_id")
@@ -227,12 +227,12 @@ def _span(
         raise BadRecord(f"observation {index} is {kind_of(obs)}; expected an object", "wrong-type")
     event_id = text_or_none(obs.get("id"))
     if not event_id:
-        raise BadRecord(f"observation {index} has id {obs.get('id')!r}; expected a non-empty string")
+        raise BadRecord(f"observation {index} has id {shown(obs.get('id'))}; expected a non-empty string")
     return Span(
         trace_id=trace_id,
         span_id=event_id,
         parent_id=text_or_none(_get(obs, *_PARENT_KEYS)) or None,  # v4 exports write "" for roots
-        event=bounded(_event(obs, messages)),
+        event=_event(obs, messages),
         line=line,
         record=record,
         session_id=text_or_none(_get(obs, "sessionId", "session_id")),
@@ -260,7 +260,7 @@ def _legacy_group(
 ) -> SpanGroup:
     trace_id = text_or_none(value.get("id"))
     if not trace_id:
-        raise BadRecord(f"the Langfuse trace has id {value.get('id')!r}; expected a non-empty string")
+        raise BadRecord(f"the Langfuse trace has id {shown(value.get('id'))}; expected a non-empty string")
     metadata = {
         key: value[key]
         for key in ("userId", "tags", "release", "version", "environment", "metadata", "htmlPath", "latency")
@@ -276,9 +276,9 @@ def _legacy_group(
         has_root=True,
         name=text_or_none(value.get("name")),
         session_id=text_or_none(value.get("sessionId")),
-        metadata=bounded(metadata),
-        input=bounded(decode_io(value.get("input"))),
-        output=bounded(decode_io(value.get("output"))),
+        metadata=metadata,
+        input=decode_io(value.get("input")),
+        output=decode_io(value.get("output")),
     )
     messages = functools.partial(HistoryMemo().messages, trace_id)  # one trace: its memo dies with it
     for index, obs in enumerate(value["observations"]):
@@ -317,7 +317,7 @@ def _row_group(
         ):
             found = _get(row, *names)
             if found not in (None, "", []):
-                group.metadata[key] = bounded(found)
+                group.metadata[key] = found
     group.name = group.name or text_or_none(_get(row, "traceName", "trace_name"))
     return group
 
@@ -349,7 +349,8 @@ def read_langfuse(
                 continue
             if isinstance(item.get("observations"), list):
                 try:
-                    group = _legacy_group(item, line, record, report)
+                    # clipped first if too deep: a retry would report the observations' skips twice
+                    group = _legacy_group(bounded(item), line, record, report)
                 except BadRecord as bad:
                     report.skip(bad.reason, at + bad.detail, **where)
                     continue
@@ -366,7 +367,9 @@ def read_langfuse(
                     )
                     continue
                 try:
-                    span = _span(item, index, trace_id, line, record, grouper.history(trace_id))
+                    span = clipped_retry(
+                        _span, item, index, trace_id, line, record, grouper.history(trace_id)
+                    )
                 except BadRecord as bad:
                     report.skip(bad.reason, at + bad.detail, **where)
                     continue
@@ -374,7 +377,8 @@ def read_langfuse(
                 grouper.add(span)
             elif trace_id and _is_score_row(item):
                 try:
-                    pending.setdefault(trace_id, []).append(Score.model_validate(_score(item, "the score")))
+                    score = clipped_retry(_score, item, "the score")
+                    pending.setdefault(trace_id, []).append(Score.model_validate(score))
                 except BadRecord as bad:
                     report.skip(bad.reason, at + bad.detail, **where)
             else:

@@ -12,10 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
 from ._coerce import (
     batch_items,
-    bounded,
     chat_messages,
     item_prefix,
     kind_of,
@@ -24,6 +23,7 @@ from ._coerce import (
     text_or_none,
     usage_from,
 )
+from ._depth import clipped_retry
 from ._model import Trace
 from ._report import IntakeReport
 from ._span_content import MessagesOf, decode_json, parse_time, plain_messages
@@ -253,12 +253,12 @@ def _root_fields(run: dict[str, Any], group: SpanGroup) -> None:
     """The root run's fields are the trace's own: name, thread, inputs and outputs, tags."""
     group.name = text_or_none(run.get("name"))
     group.session_id = _session(run)
-    trace_in, trace_out = bounded(_unwrap(run.get("inputs"))), bounded(_unwrap(run.get("outputs")))
+    trace_in, trace_out = _unwrap(run.get("inputs")), _unwrap(run.get("outputs"))
     group.input = trace_in if trace_in not in (None, {}) else None
     group.output = trace_out if trace_out not in (None, {}) else None
     for key in ("tags", "reference_example_id"):
         if run.get(key) not in (None, []):
-            group.metadata[key] = bounded(run[key])
+            group.metadata[key] = run[key]
     if text_or_none(run.get("session_id")):
         group.metadata["project_id"] = run["session_id"]  # LangSmith's session is the project
 
@@ -272,19 +272,29 @@ def _span(
 ) -> Span:
     run_id = text_or_none(run.get("id"))
     if not run_id:
-        raise BadRecord(f"run {index} of the record has id {run.get('id')!r}; expected a non-empty string")
+        raise BadRecord(
+            f"run {index} of the record has id {shown(run.get('id'))}; expected a non-empty string"
+        )
     parent = _parent(run)
     span = Span(
         trace_id=trace_id,
         span_id=run_id,
         parent_id=parent,
-        event=bounded(_event(run, root=parent is None, messages=messages)),
+        event=_event(run, root=parent is None, messages=messages),
         line=where[0],
         record=where[1],
         session_id=_session(run),
     )
     span.scores.extend(_scores(run, root=parent is None))
     return span
+
+
+def _runs(
+    item: dict[str, Any], trace_id: str, where: tuple[int | None, int | None], messages: MessagesOf
+) -> tuple[list[dict[str, Any]], list[Span]]:
+    """The runs of one record (with its ``child_runs``) and their spans."""
+    runs = _flatten(item)
+    return runs, [_span(run, trace_id, i, where, messages) for i, run in enumerate(runs)]
 
 
 def read_langsmith(
@@ -323,9 +333,7 @@ def read_langsmith(
                 report.skip("invalid-record", f"{at}run has no 'id', 'trace_id' or parent", **where)
                 continue
             try:
-                runs = _flatten(item)
-                history = grouper.history(trace_id)
-                spans = [_span(run, trace_id, i, (line, record), history) for i, run in enumerate(runs)]
+                runs, spans = clipped_retry(_runs, item, trace_id, (line, record), grouper.history(trace_id))
             except BadRecord as bad:
                 report.skip(bad.reason, at + bad.detail, **where)
                 continue

@@ -22,7 +22,8 @@ from typing import IO, Any
 
 import orjson
 
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
+from ._coerce import validate_trace
 from ._model import Trace
 from ._report import IntakeReport
 
@@ -198,7 +199,7 @@ def miniswe_trace(value: Any, *, labels: Path | None = None, where: str = "the r
     config_model = model_config.get("model_name") if isinstance(model_config.get("model_name"), str) else None
     instance_id = value.get("instance_id")
     if not isinstance(instance_id, str) or not instance_id:
-        raise BadRecord(f"'instance_id' is {instance_id!r}; expected a non-empty string")
+        raise BadRecord(f"'instance_id' is {shown(instance_id)}; expected a non-empty string")
 
     events: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
@@ -270,7 +271,7 @@ def miniswe_trace(value: Any, *, labels: Path | None = None, where: str = "the r
                 messages.append({"role": "user", "content": text})
                 events.append({"id": event_id, "kind": "other", "name": "feedback", "input": text})
         else:
-            raise BadRecord(f"{where_i}.role is {role!r}; expected system, user, assistant or tool")
+            raise BadRecord(f"{where_i}.role is {shown(role)}; expected system, user, assistant or tool")
 
     metadata: dict[str, Any] = {"source_format": SOURCE, "instance_id": instance_id}
     for key in ("exit_status", "mini_version"):
@@ -319,9 +320,9 @@ def read_mini_swe_agent(
     fh: IO[bytes], path: Path, report: IntakeReport
 ) -> Iterator[tuple[int | None, int | None, Trace]]:
     """mini-SWE-agent ``*.traj.json`` (one trajectory per file), or JSONL / a JSON array of them."""
-    from ._readers import _build, _iter_documents  # here: _readers imports this module
+    from ._readers import _iter_documents  # here: _readers imports this module
 
     def handle(value: Any, line: int | None, record: int | None) -> Trace:
-        return _build(miniswe_trace(value, labels=path))
+        return validate_trace(miniswe_trace(value, labels=path))
 
     yield from _iter_documents(fh, report, handle)

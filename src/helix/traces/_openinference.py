@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .._exceptions import UsageError
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
+from ._depth import clipped_retry
 from ._report import IntakeReport
 from ._span_content import (
     Convert,
@@ -184,7 +185,7 @@ def _text_id(value: Any, what: str) -> str:
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    raise BadRecord(f"{what} is {value!r}; expected a non-empty string id")
+    raise BadRecord(f"{what} is {shown(value)}; expected a non-empty string id")
 
 
 def _events(raw: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -264,7 +265,7 @@ def _feed(
     for index, row in enumerate(rows):
         rec = record if record is not None else (index + 1 if line is None else None)
         try:
-            span = phoenix_span(row, line, rec, grouper.history)
+            span = clipped_retry(phoenix_span, row, line, rec, grouper.history)
         except BadRecord as bad:
             where = f"span {index + 1} of the line: " if line is not None and len(rows) > 1 else ""
             report.skip(bad.reason, where + bad.detail, line=line, record=rec)

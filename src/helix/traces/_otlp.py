@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ._chat import BadRecord
+from ._chat import BadRecord, shown
+from ._depth import clipped_retry
 from ._openinference import number, openinference_event, span_error
 from ._report import IntakeReport
 from ._source import open_source
@@ -115,7 +116,7 @@ def _attributes(raw: Any, depth: int = 0) -> dict[str, Any]:
 def _hex_id(value: Any, size: int, what: str) -> str:
     """A lower-case hex id from hex or base64 text (``size`` bytes); a :class:`BadRecord` otherwise."""
     if not isinstance(value, str) or not value:
-        raise BadRecord(f"{what} is {value!r}; expected a {size * 2}-digit hex id")
+        raise BadRecord(f"{what} is {shown(value)}; expected a {size * 2}-digit hex id")
     if len(value) == size * 2:
         try:
             int(value, 16)
@@ -129,7 +130,7 @@ def _hex_id(value: Any, size: int, what: str) -> str:
         decoded = b""
     if len(decoded) == size:
         return decoded.hex()
-    raise BadRecord(f"{what} is {value[:80]!r}; expected {size * 2} hex digits or the base64 of {size} bytes")
+    raise BadRecord(f"{what} is {shown(value)}; expected {size * 2} hex digits or the base64 of {size} bytes")
 
 
 def _enum(value: Any, names: dict[str, int]) -> int:
@@ -490,7 +491,7 @@ def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple
                 1,
             ):
                 try:
-                    span = _span(raw, logs, line, record, grouper.history)
+                    span = clipped_retry(_span, raw, logs, line, record, grouper.history)
                 except BadRecord as bad:
                     report.skip(
                         bad.reason, f"span {position} of the request: {bad.detail}", line=line, record=record

@@ -16,6 +16,8 @@ from pydantic import ValidationError
 from .._util import content_hash
 from ._agents_sdk import read_agents_sdk
 from ._chat import BadRecord, convert_chat
+from ._coerce import validate_trace
+from ._depth import clipped_retry
 from ._formats import TraceFormat, classify_value
 from ._inspect import read_inspect
 from ._langfuse import read_langfuse
@@ -154,7 +156,7 @@ def _iter_values(
             report.skip(reason, detail, line=lineno)
             continue
         try:
-            trace = handle(value, lineno, None)
+            trace = clipped_retry(handle, value, lineno, None)
         except BadRecord as bad:
             report.skip(bad.reason, bad.detail, line=lineno)
             continue
@@ -183,7 +185,7 @@ def _document_records(
         report.notes.append("the file is an empty JSON list: read as zero traces")
     for index, item in enumerate(items, 1):
         try:
-            trace = handle(item, None, index)
+            trace = clipped_retry(handle, item, None, index)
         except BadRecord as bad:
             report.skip(bad.reason, bad.detail, record=index)
             continue
@@ -217,18 +219,6 @@ def _iter_documents(fh: IO[bytes], report: IntakeReport, handle: ValueHandler) -
                 yield from _document_records(value, report, handle, conversation_list=False)
                 return
     yield from _iter_values(fh, report, handle, conversation_list=False)
-
-
-def _build(fields: dict[str, Any]) -> Trace:
-    """Validate a converted record into a :class:`Trace` in one call; a failure skips the record."""
-    try:
-        return Trace.model_validate(fields)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        shown = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:_MAX_ERRORS_SHOWN]
-        )
-        raise BadRecord(f"cannot build a trace: {shown}") from None
 
 
 # -- openai-messages ---------------------------------------------------------------------------------------
@@ -271,7 +261,7 @@ def _openai_record(stem: str) -> ValueHandler:
             trace_id = f"{stem}:{place}:{content_hash(raw_messages, length=12)}"
         metadata["source_format"] = "openai-messages"
         metadata["source_location"] = place
-        return _build(
+        return validate_trace(
             {
                 "id": str(trace_id),
                 "input": converted.input,
@@ -340,7 +330,7 @@ def _tau_record(stem: str) -> ValueHandler:
                 number = _number(sub.get(key))
                 if number is not None:
                     scores.append({"name": key, "value": number, "source": "tau-bench"})
-        return _build(
+        return validate_trace(
             {
                 "id": f"{stem}:{value['task_id']}:{value['trial']}",
                 "input": converted.input,

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from ._chat import _arguments
+from ._depth import bounded
 
 __all__ = [
     "CANONICAL_ROLES",
@@ -171,7 +172,7 @@ def _text(content: Any) -> tuple[str | None, list[Any] | None]:
                             texts.append(text)
                             break
         return ("\n".join(texts) if texts else None), content
-    return orjson.dumps(content, default=str).decode(), None
+    return orjson.dumps(bounded(content), default=str).decode(), None
 
 
 def _call(raw: Any) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from typing import IO, Any
 import orjson
 from pydantic import ValidationError
 
+from ._depth import bounded, same_items, too_deep
 from ._history import HistoryMemo
 from ._model import Trace
 from ._report import IntakeReport
@@ -167,7 +168,8 @@ def _canonical(message: Any) -> bool:
     if not isinstance(message, dict):
         return False
     get = message.get
-    if get("role") not in CANONICAL_ROLES:
+    role = get("role")
+    if not isinstance(role, str) or role not in CANONICAL_ROLES:
         return False
     content = get("content")
     if content is not None and not isinstance(content, str):
@@ -191,7 +193,8 @@ class _Messages:
     """Each event's input or output when it is a list of canonical messages (what readers put on LLM
     events), else ``[]``; computed once per event while a trace is built. Successive LLM inputs usually
     extend one another (a resent history, often the same dicts: see :class:`HistoryMemo`), so a list
-    that starts with the last one found canonical has only its tail checked."""
+    that starts with the last one found canonical has only its tail checked (and clipped, if too deeply
+    nested to write: see :func:`bounded`)."""
 
     __slots__ = ("_cache", "_last")
 
@@ -210,10 +213,12 @@ class _Messages:
         if not isinstance(value, list):
             return []
         last = self._last[side]
-        start = len(last) if len(value) >= len(last) and value[: len(last)] == last else 0
+        start = len(last) if len(value) >= len(last) and same_items(value[: len(last)], last) else 0
         for index in range(start, len(value)):
             if not _canonical(value[index]):
                 return []
+        if start < len(value):
+            bounded(value[start:])  # each message once (events share them), so the trace stays writable
         if value:
             self._last[side] = value
         return value
@@ -228,7 +233,11 @@ def _transcript(events: list[dict[str, Any]], cache: _Messages | None = None) ->
             continue
         inputs = msgs(event, "input")
         n = len(transcript)
-        if n and len(inputs) >= n and (inputs[:n] == transcript or all(map(_same, transcript, inputs))):
+        if (
+            n
+            and len(inputs) >= n
+            and (same_items(inputs[:n], transcript) or all(map(_same, transcript, inputs)))
+        ):
             new = inputs[n:]
         elif n:
             last_assistant = max((i for i, m in enumerate(inputs) if m["role"] == "assistant"), default=-1)
@@ -331,6 +340,7 @@ def build_trace(group: SpanGroup, source_format: str) -> tuple[dict[str, Any], i
             orphans += 1
     events = [e for _, e in sorted(enumerate(events), key=_sort_key)]
     cache = _Messages()
+    _keep_writable(group, events, cache)
     transcript = _transcript(events, cache)
     _link_tools(events, transcript, cache)
     roots = [e for e in events if e["parent_id"] is None]
@@ -358,23 +368,43 @@ def build_trace(group: SpanGroup, source_format: str) -> tuple[dict[str, Any], i
     session = group.session_id or next((s.session_id for s in group.spans if s.session_id), None)
     name = group.name or (root.get("name") if root is not None else None)
     scores = [score for span in group.spans for score in span.scores]
-    return (
-        {
-            "id": group.trace_id,
-            "session_id": session,
-            "name": name,
-            "input": trace_input,
-            "output": trace_output,
-            "start": min(starts) if starts else None,
-            "end": max(ends) if ends else None,
-            "status": status,
-            "metadata": metadata,
-            "events": events,
-            "messages": transcript,
-            "scores": scores,
-        },
-        orphans,
-    )
+    fields = {
+        "id": group.trace_id,
+        "session_id": session,
+        "name": name,
+        "input": trace_input,
+        "output": trace_output,
+        "start": min(starts) if starts else None,
+        "end": max(ends) if ends else None,
+        "status": status,
+        "metadata": metadata,
+        "events": events,
+        "messages": transcript,
+        "scores": scores,
+    }
+    return fields, orphans
+
+
+def _keep_writable(group: SpanGroup, events: list[dict[str, Any]], cache: _Messages) -> None:
+    """Clip what is nested too deeply to write (see :func:`bounded`), in place, before anything derived
+    from the events serializes part of them.
+
+    Message lists are checked message by message (:class:`_Messages`); the rest is probed in one pass
+    over a skeleton without them, so a history shared by many events is not serialized again for each.
+    """
+    skeleton_events: list[dict[str, Any]] = []
+    for event in events:
+        has_inputs, has_outputs = bool(cache.of(event, "input")), bool(cache.of(event, "output"))
+        if has_inputs or has_outputs:
+            event = dict(event)
+            if has_inputs:
+                event["input"] = None
+            if has_outputs:
+                event["output"] = None
+        skeleton_events.append(event)
+    trace_level = {"metadata": group.metadata, "input": group.input, "output": group.output}
+    if too_deep({**trace_level, "events": skeleton_events}):
+        bounded({**trace_level, "events": events})
 
 
 class SpanTraces:

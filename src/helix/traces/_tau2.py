@@ -21,6 +21,8 @@ from typing import IO, Any
 import orjson
 
 from ._chat import BadRecord, convert_chat
+from ._coerce import validate_trace
+from ._depth import clipped_retry
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import file_stem, read_all, read_head, strip_bom
@@ -279,11 +281,15 @@ def _simulation_files(path: Path) -> list[Path]:
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
+def _simulation(sim: Any, context: dict[str, Any], stem: str) -> Trace:
+    return validate_trace(tau2_simulation_trace(sim, context, stem=stem))
+
+
 def read_tau2_bench(
     fh: IO[bytes], path: Path, report: IntakeReport
 ) -> Iterator[tuple[int | None, int | None, Trace]]:
     """tau2-bench results: the "json" layout, the "dir" layout (given its ``results.json``), or simulations."""
-    from ._readers import _build, _json_failure, _unreadable  # here: _readers imports this module
+    from ._readers import _json_failure, _unreadable  # here: _readers imports this module
 
     stem = file_stem(path)
     on_error = _unreadable(report)
@@ -311,7 +317,7 @@ def read_tau2_bench(
     del content
     if is_tau2_simulation(document):
         try:
-            yield None, 1, _build(tau2_simulation_trace(document, {}, stem=stem))
+            yield None, 1, clipped_retry(_simulation, document, {}, stem)
         except BadRecord as bad:
             report.skip(bad.reason, bad.detail, record=1)
         return
@@ -325,7 +331,7 @@ def read_tau2_bench(
             report.notes.append("the results file has no simulations: read as zero traces")
         for index, sim in enumerate(simulations, 1):
             try:
-                yield None, index, _build(tau2_simulation_trace(sim, context, stem=stem))
+                yield None, index, clipped_retry(_simulation, sim, context, stem)
             except BadRecord as bad:
                 report.skip(bad.reason, bad.detail, record=index)
         return
@@ -353,7 +359,7 @@ def read_tau2_bench(
             report.skip(reason, f"{sim_path.name}: {detail}", record=index)
             continue
         try:
-            yield None, index, _build(tau2_simulation_trace(sim, context, stem=stem))
+            yield None, index, clipped_retry(_simulation, sim, context, stem)
         except BadRecord as bad:
             report.skip(bad.reason, f"{sim_path.name}: {bad.detail}", record=index)
 
@@ -370,11 +376,11 @@ def _is_line_value(head: bytes) -> bool:
 def _simulation_lines(
     fh: IO[bytes], report: IntakeReport, stem: str
 ) -> Iterator[tuple[int | None, int | None, Trace]]:
-    from ._readers import _build, _iter_values
+    from ._readers import _iter_values
 
     def handle(value: Any, line: int | None, record: int | None) -> Trace:
         if isinstance(value, dict) and not is_tau2_simulation(value) and "simulations" in value:
             raise BadRecord("a tau2 results object inside a JSONL file; give it its own .json file")
-        return _build(tau2_simulation_trace(value, {}, stem=stem))
+        return _simulation(value, {}, stem)
 
     yield from _iter_values(fh, report, handle, conversation_list=False)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ._chat import BadRecord
+from ._coerce import validate_trace
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import file_stem
@@ -180,11 +181,11 @@ def read_who_and_when(
     fh: IO[bytes], path: Path, report: IntakeReport
 ) -> Iterator[tuple[int | None, int | None, Trace]]:
     """Who&When logs: one JSON object per file (as published), or JSONL / a JSON array of them."""
-    from ._readers import _build, _iter_documents  # here: _readers imports this module
+    from ._readers import _iter_documents  # here: _readers imports this module
 
     stem = file_stem(path)
 
     def handle(value: Any, line: int | None, record: int | None) -> Trace:
-        return _build(who_and_when_trace(value, stem=stem))
+        return validate_trace(who_and_when_trace(value, stem=stem))
 
     yield from _iter_documents(fh, report, handle)
