@@ -112,6 +112,8 @@ class HistoryMemo:
                 return list(entry.flat)
             if not rest.startswith(","):
                 continue
+            if rest[1:].lstrip().startswith("]"):
+                return None  # "[..., ]": a trailing comma is not JSON, so the whole text is not either
             try:
                 tail = orjson.loads("[" + rest[1:])
             except orjson.JSONDecodeError:
