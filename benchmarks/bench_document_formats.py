@@ -8,11 +8,18 @@ format, times in the same run, on the same warm files (best of ``--repeats``):
 - the reader: ``iter_trace_files`` with the format given (conversion, validation, per-file reports).
 Prints MB, traces, MB/s, traces/s and the reader/baseline ratio. These are one-document-per-file formats
 with large nested records; the 40% target of the issue is for the line formats (see bench_intake.py).
+
+``--memory-mb N`` also writes an N-MB tau2 results file (the real gym simulations repeated under new ids)
+and reads it in a child process twice: record by record (files of 64 MB and more, the default) and whole
+(the streaming size raised past the file). It prints time and peak RSS (``VmHWM``) of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +48,10 @@ def _best(repeats: int, run: Callable[[], None]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory-mb", type=float, default=0, help="size of the big tau2 file (0 skips)")
     args = parser.parse_args()
+    if args.memory_mb:
+        memory(args.memory_mb)
     for fmt, patterns in SETS.items():
         files = sorted(f for pattern in patterns for f in DATA.glob(pattern))
         if not files:
@@ -65,6 +75,53 @@ def main() -> None:
             f"reader {size_mb / ours:6.1f} MB/s {n / ours:7.0f} traces/s | "
             f"orjson.loads {size_mb / raw:6.1f} MB/s | ratio {raw / ours:.2f}"
         )
+
+
+_CHILD = """
+import sys, time
+from helix.traces import IntakeReport, iter_traces, _stream
+if sys.argv[2] == "whole":
+    _stream.STREAM_DOCUMENT_BYTES = 1 << 62
+def peak_kb():
+    with open("/proc/self/status") as status:
+        return next(int(row.split()[1]) for row in status if row.startswith("VmHWM:"))
+before = peak_kb()
+report = IntakeReport()
+start = time.perf_counter()
+count = sum(1 for _ in iter_traces(sys.argv[1], format="tau2-bench", report=report))
+print(count, len(report.skipped), before, peak_kb(), time.perf_counter() - start)
+"""
+
+
+def memory(target_mb: float) -> None:
+    source = DATA / "tau2-bench-gym-results" / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"
+    if not source.is_file():
+        print(f"memory: skipped, {source} is absent")
+        return
+    document = orjson.loads(source.read_bytes())
+    simulations = document["simulations"]
+    one = len(orjson.dumps(simulations)) / len(simulations)
+    copies = []
+    for i in range(int(target_mb * 1e6 / one) + 1):
+        sim = dict(simulations[i % len(simulations)])
+        sim["id"] = f"{sim.get('id')}-{i}"
+        copies.append(sim)
+    document["simulations"] = copies
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "big-results.json"
+        path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+        size = path.stat().st_size / 1e6
+        print(f"\nmemory: a {size:.0f} MB tau2 results file, {len(copies)} simulations")
+        for mode in ("streamed", "whole"):
+            out = subprocess.run(
+                [sys.executable, "-c", _CHILD, str(path), mode], capture_output=True, text=True, check=True
+            )
+            count, skipped, before, after, elapsed = out.stdout.split()
+            print(
+                f"  {mode:8s} {int(count):6d} traces ({skipped} skipped) in {float(elapsed):5.1f}s "
+                f"({size / float(elapsed):5.1f} MB/s); peak RSS {int(after) / 1024:6.0f} MB "
+                f"(after imports {int(before) / 1024:.0f} MB)"
+            )
 
 
 if __name__ == "__main__":

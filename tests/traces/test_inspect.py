@@ -193,6 +193,19 @@ def test_json_log_reads_like_the_archive_and_round_trips(
     assert [t.model_dump() for t in again.traces] == [t.model_dump() for t in from_json.traces]
 
 
+def test_a_big_json_log_is_read_sample_by_sample_with_the_same_result(
+    json_log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the streaming size (lowered to 0 here) samples are parsed one at a time, header from ``eval``."""
+    from helix.traces import _stream
+
+    whole = read_traces(json_log)
+    monkeypatch.setattr(_stream, "STREAM_DOCUMENT_BYTES", 0)
+    streamed = read_traces(json_log)
+    assert [t.model_dump() for t in streamed.traces] == [t.model_dump() for t in whole.traces]
+    assert streamed.traces and streamed.report.skipped == whole.report.skipped == []
+
+
 def test_pooled_inputs_and_attachments_are_resolved(json_log: Path, tmp_path: Path) -> None:
     log = orjson.loads(json_log.read_bytes())
     sample = log["samples"][0]

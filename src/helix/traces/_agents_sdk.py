@@ -157,10 +157,10 @@ def _records(value: Any) -> list[Any]:
 def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
     """OpenAI Agents SDK ``trace``/``trace.span`` exports (JSONL, JSON array or ingest batches)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "openai-agents")
-    for line, _, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report):
         items = _records(value)
         for index, item in enumerate(items, 1):
-            record = index if line is None else None
+            record = given if given is not None else (index if line is None else None)
             where = f"item {index} of the line: " if line is not None and len(items) > 1 else ""
             kind = item.get("object") if isinstance(item, dict) else None
             if kind == "trace" and isinstance(item, dict):

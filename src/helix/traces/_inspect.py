@@ -19,11 +19,13 @@ import orjson
 from .._exceptions import UsageError
 from ._chat import BadRecord, convert_chat, shown
 from ._coerce import chat_messages, kind_of, llm_side, number, text_or_none, usage_from, validate_trace
+from ._depth import clipped_retry
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import read_all
 from ._span_content import parse_time
 from ._spans import Span, SpanGroup, build_trace
+from ._stream import is_big, stream_items, stream_value
 
 Located = tuple[int | None, int | None, Trace]
 
@@ -303,10 +305,17 @@ def sample_to_trace(header: dict[str, Any], sample: Any) -> Trace:
     return validate_trace(fields)
 
 
+def _sample_trace(sample: Any, header: dict[str, Any]) -> Trace:
+    return sample_to_trace(header, sample)
+
+
 def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
     def on_error(line: int, message: str) -> None:
         report.skip("unreadable", f"the file could not be read: {message}", line=line)
 
+    if is_big(fh):
+        yield from _from_big_json(fh, report)
+        return
     content = read_all(fh, on_error)
     if content is None:
         return
@@ -329,7 +338,20 @@ def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
         return
     for index, sample in enumerate(samples, 1):
         try:
-            yield None, index, sample_to_trace(log, sample)
+            yield None, index, clipped_retry(_sample_trace, sample, log)
+        except BadRecord as bad:
+            report.skip(bad.reason, bad.detail, record=index)
+
+
+def _from_big_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
+    """A big ``.json`` log sample by sample (see :mod:`helix.traces._stream`): the header is its ``eval``."""
+    header = {"eval": stream_value(fh, "eval")}
+    if not isinstance(header["eval"], dict):
+        report.skip("wrong-type", "expected an Inspect eval log object with an 'eval' spec", record=1)
+        return
+    for index, sample in stream_items(fh, "samples.item", report):
+        try:
+            yield None, index, clipped_retry(_sample_trace, sample, header)
         except BadRecord as bad:
             report.skip(bad.reason, bad.detail, record=index)
 

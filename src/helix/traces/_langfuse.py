@@ -336,10 +336,10 @@ def read_langfuse(
             trace.scores.extend(pending.pop(trace.id, []))
             yield line, record, trace
 
-    for line, _, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report):
         items = batch_items(value, "data")  # "data": one page of the v2 observations API
         for index, item in enumerate(items, 1):
-            record = index if line is None else None
+            record = given if given is not None else (index if line is None else None)
             where = {"line": line, "record": record}
             at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):

@@ -303,10 +303,10 @@ def read_langsmith(
     """LangSmith runs: nested ``child_runs`` trees, or flat runs grouped by trace (streaming)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "langsmith")
     trace_of: dict[str, str] = {}  # run id -> trace id, for runs that name neither trace_id nor dotted_order
-    for line, _, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report):
         items = batch_items(value, "runs")
         for index, item in enumerate(items, 1):
-            record = index if line is None else None
+            record = given if given is not None else (index if line is None else None)
             where = {"line": line, "record": record}
             at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):

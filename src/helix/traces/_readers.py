@@ -28,6 +28,7 @@ from ._openinference import read_openinference
 from ._otlp import read_otlp
 from ._report import IntakeReport, SkipReason
 from ._source import file_stem, iter_lines, read_all, read_head
+from ._stream import big_array, stream_items, stream_value
 from ._tau2 import read_tau2_bench
 from ._whowhen import read_who_and_when
 
@@ -118,6 +119,11 @@ def _iter_values(
     ``conversation_list``: a top-level array of chat messages is one conversation (openai-messages).
     """
     on_error = _unreadable(report)
+    if big_array(fh):
+        first = stream_value(fh, "item")
+        if not (conversation_list and isinstance(first, dict) and "role" in first):  # else one conversation
+            yield from _streamed_records(fh, report, handle)
+            return
     head, single_line = read_head(fh, on_error)
     head = head.strip()
     document = False
@@ -161,6 +167,17 @@ def _iter_values(
             report.skip(bad.reason, bad.detail, line=lineno)
             continue
         yield lineno, None, trace
+
+
+def _streamed_records(fh: IO[bytes], report: IntakeReport, handle: ValueHandler) -> Iterator[Located]:
+    """The items of a big top-level array, read one at a time (see :mod:`helix.traces._stream`)."""
+    for index, item in stream_items(fh, "item", report):
+        try:
+            trace = clipped_retry(handle, item, None, index)
+        except BadRecord as bad:
+            report.skip(bad.reason, bad.detail, record=index)
+            continue
+        yield None, index, trace
 
 
 def _document_records(

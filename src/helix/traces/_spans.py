@@ -30,6 +30,7 @@ from ._model import Trace
 from ._report import IntakeReport
 from ._source import iter_lines, read_all, read_head
 from ._span_content import CANONICAL_ROLES, MessagesOf, make_message
+from ._stream import big_array, stream_items
 
 __all__ = [
     "DEFAULT_WINDOW_SPANS",
@@ -447,7 +448,8 @@ class SpanTraces:
 
 
 def iter_json_values(fh: IO[bytes], report: IntakeReport) -> Iterator[tuple[int | None, int | None, Any]]:
-    """``(line, None, value)`` per JSONL line, or ``(None, None, document)`` for a pretty-printed file.
+    """``(line, None, value)`` per JSONL line, or ``(None, None, document)`` for a pretty-printed file,
+    or ``(None, record, item)`` per item of a big top-level array (see :mod:`helix.traces._stream`).
 
     Blank lines, invalid UTF-8 and invalid JSON are skipped and counted with their line.
     """
@@ -456,6 +458,10 @@ def iter_json_values(fh: IO[bytes], report: IntakeReport) -> Iterator[tuple[int 
     def on_error(line: int, message: str) -> None:
         report.skip("unreadable", f"the rest of the file could not be read: {message}", line=line)
 
+    if big_array(fh):
+        for record, item in stream_items(fh, "item", report):
+            yield None, record, item
+        return
     head, _ = read_head(fh, on_error)
     if head.strip()[:1] in (b"[", b"{"):
         try:

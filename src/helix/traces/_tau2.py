@@ -26,6 +26,7 @@ from ._depth import clipped_retry
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import file_stem, read_all, read_head, strip_bom
+from ._stream import is_big, stream_items, stream_value
 
 __all__ = ["is_tau2_simulation", "read_tau2_bench", "tau2_simulation_trace"]
 
@@ -285,6 +286,18 @@ def _simulation(sim: Any, context: dict[str, Any], stem: str) -> Trace:
     return validate_trace(tau2_simulation_trace(sim, context, stem=stem))
 
 
+def _big_results(
+    fh: IO[bytes], report: IntakeReport, stem: str
+) -> Iterator[tuple[int | None, int | None, Trace]]:
+    """A big "json" layout results file simulation by simulation (see :mod:`helix.traces._stream`)."""
+    context = _context({"info": stream_value(fh, "info"), "tasks": stream_value(fh, "tasks")})
+    for index, sim in stream_items(fh, "simulations.item", report):
+        try:
+            yield None, index, clipped_retry(_simulation, sim, context, stem)
+        except BadRecord as bad:
+            report.skip(bad.reason, bad.detail, record=index)
+
+
 def read_tau2_bench(
     fh: IO[bytes], path: Path, report: IntakeReport
 ) -> Iterator[tuple[int | None, int | None, Trace]]:
@@ -298,6 +311,9 @@ def read_tau2_bench(
     if head.startswith(b"[") or (head.startswith(b"{") and not single and _is_line_value(head)):
         # JSONL of simulations (one per line) or an array of them.
         yield from _simulation_lines(fh, report, stem)
+        return
+    if is_big(fh) and stream_value(fh, "simulations.item") is not None:
+        yield from _big_results(fh, report, stem)
         return
     content = read_all(fh, on_error)
     if content is None or not content.strip():

@@ -1,0 +1,125 @@
+"""Big JSON documents are read record by record and give exactly what a whole read gives.
+
+The size at which a document is streamed (64 MB) is lowered to 0 here, so ordinary files take that path:
+each is read both ways and the traces and reports must match. Real data is used when present.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import orjson
+import pytest
+
+from helix.traces import IntakeReport, iter_traces, read_traces, write_traces_jsonl
+from helix.traces import _stream as stream
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+REAL_DOCUMENTS = [
+    ("tau2-bench", DATA / "tau2-bench-gym-results" / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"),
+    (
+        "tau2-bench",
+        DATA
+        / "tau2-bench-submission-claude-sonnet-4-5"
+        / "claude-sonnet-4-5_airline_default_gpt4.1_1trials.json",
+    ),
+    ("tau-bench", DATA / "tau-bench-historical-trajectories" / "gpt-4o-airline.json"),
+]
+
+
+def _writers() -> ModuleType:
+    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
+    spec = importlib.util.spec_from_file_location("span_writers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _read(path: Path, fmt: str) -> tuple[list[str], list[tuple[str, int | None, int | None]]]:
+    report = IntakeReport()
+    traces = [trace.model_dump_json() for trace in iter_traces(path, format=fmt, report=report)]
+    return traces, [(s.reason, s.line, s.record) for s in report.skipped]
+
+
+def _both_ways(path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
+    whole = _read(path, fmt)
+    with monkeypatch.context() as patch:
+        patch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
+        streamed = _read(path, fmt)
+    return whole, streamed
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(("fmt", "path"), REAL_DOCUMENTS, ids=[p.name for _, p in REAL_DOCUMENTS])
+def test_real_result_documents_read_the_same_streamed(
+    fmt: str, path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not path.is_file():
+        pytest.skip(f"real data not present: {path}")
+    whole, streamed = _both_ways(path, fmt, monkeypatch)
+    assert whole == streamed
+    assert whole[0] and not whole[1]
+
+
+@pytest.mark.parametrize("bom", [False, True])
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("fmt", ["otlp", "openai-agents"])
+def test_span_exports_as_one_big_json_array_read_the_same_streamed(
+    fmt: str, gz: bool, bom: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers = _writers()
+    if fmt == "otlp":
+        (tmp_path / "w").mkdir()
+        lines_path, _ = writers.write_otlp(tmp_path / "w", runs=3)
+    else:
+        lines_path = writers.write_agents_sdk(tmp_path / "agents.jsonl", runs=3)
+    values = [orjson.loads(line) for line in Path(lines_path).read_bytes().splitlines() if line.strip()]
+    data = (b"\xef\xbb\xbf" if bom else b"") + orjson.dumps(values, option=orjson.OPT_INDENT_2)
+    path = tmp_path / ("export.json.gz" if gz else "export.json")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    whole, streamed = _both_ways(path, fmt, monkeypatch)
+    assert whole == streamed
+    assert len(whole[0]) == 3 and not whole[1]
+
+
+def test_a_broken_big_array_keeps_what_came_before_and_counts_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conversations = [
+        {
+            "id": f"c{i}",
+            "messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": "a"}],
+        }
+        for i in range(5)
+    ]
+    data = orjson.dumps(conversations, option=orjson.OPT_INDENT_2)
+    cut = data[: data.index(b'"c3"')]  # the fourth record and after are lost
+    bad_text = data.replace(b'"q1"', b'"\\ud800"')  # a lone surrogate escape: not Unicode
+    monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
+    (tmp_path / "cut.json").write_bytes(cut)
+    traces, skipped = _read(tmp_path / "cut.json", "openai-messages")
+    assert len(traces) == 3
+    assert [(reason, record) for reason, _, record in skipped] == [("invalid-json", 4)]
+    (tmp_path / "bad.json").write_bytes(bad_text)
+    report = IntakeReport()
+    read = list(iter_traces(tmp_path / "bad.json", format="openai-messages", report=report))
+    assert (
+        len(read) + len(report.skipped) == 5
+    )  # read with "?" (ijson's C backend) or skipped as invalid-utf8
+    assert len(read_traces(write_traces_jsonl(read, tmp_path / "out.jsonl"), format="helix").traces) == len(
+        read
+    )
+
+
+def test_one_big_conversation_is_still_one_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A top-level array of chat messages is one conversation: it cannot be split, so it is read whole."""
+    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(50)]
+    path = tmp_path / "chat.json"
+    path.write_bytes(orjson.dumps(messages, option=orjson.OPT_INDENT_2))
+    monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
+    traces, skipped = _read(path, "openai-messages")
+    assert len(traces) == 1 and not skipped
