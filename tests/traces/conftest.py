@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -87,3 +90,14 @@ def make_trace() -> Callable[[int], Trace]:
 def make_chat() -> Callable[..., list[dict[str, Any]]]:
     """An OpenAI chat conversation with one tool call (``error=True`` makes the result an error)."""
     return _chat
+
+
+@pytest.fixture(scope="session")
+def span_writers() -> ModuleType:
+    """``fixtures_spans/writers.py``: span files written by the real writers (OTel SDK, Agents SDK)."""
+    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
+    spec = importlib.util.spec_from_file_location("span_writers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

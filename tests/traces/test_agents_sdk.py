@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -16,21 +15,9 @@ from hypothesis import strategies as st
 from helix.traces import detect_format, read_traces, write_traces_jsonl
 
 
-def _writers() -> ModuleType:
-    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
-    spec = importlib.util.spec_from_file_location("span_writers_agents", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-writers = _writers()
-
-
 @pytest.fixture(scope="module")
-def agents_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return Path(writers.write_agents_sdk(tmp_path_factory.mktemp("agents") / "agents.jsonl", runs=3))
+def agents_file(tmp_path_factory: pytest.TempPathFactory, span_writers: ModuleType) -> Path:
+    return Path(span_writers.write_agents_sdk(tmp_path_factory.mktemp("agents") / "agents.jsonl", runs=3))
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

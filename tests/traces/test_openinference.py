@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -16,26 +15,14 @@ from hypothesis import strategies as st
 from helix.traces import detect_format, read_traces, write_traces_jsonl
 
 
-def _writers() -> ModuleType:
-    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
-    spec = importlib.util.spec_from_file_location("span_writers_oi", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-writers = _writers()
-
-
 def _jsonl(path: Path, records: list[Any]) -> Path:
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     return path
 
 
 @pytest.fixture
-def phoenix_file(tmp_path: Path) -> Path:
-    return _jsonl(tmp_path / "spans.jsonl", writers.phoenix_spans(3))
+def phoenix_file(tmp_path: Path, span_writers: ModuleType) -> Path:
+    return _jsonl(tmp_path / "spans.jsonl", span_writers.phoenix_spans(3))
 
 
 def test_phoenix_jsonl_is_detected_and_builds_trees(phoenix_file: Path) -> None:
@@ -69,14 +56,16 @@ def test_llm_messages_usage_cost_and_tool_link(phoenix_file: Path) -> None:
     assert [m.role for m in trace.messages] == ["system", "user", "assistant", "tool"]
 
 
-def test_rest_page_pretty_document_and_flat_rows_read_the_same(phoenix_file: Path, tmp_path: Path) -> None:
+def test_rest_page_pretty_document_and_flat_rows_read_the_same(
+    phoenix_file: Path, tmp_path: Path, span_writers: ModuleType
+) -> None:
     expected = read_traces(phoenix_file).traces
     page = tmp_path / "page.json"
-    page.write_text(json.dumps({"data": writers.phoenix_spans(3), "next_cursor": None}, indent=2))
+    page.write_text(json.dumps({"data": span_writers.phoenix_spans(3), "next_cursor": None}, indent=2))
     assert detect_format(page).format == "openinference"
     assert [t.id for t in read_traces(page).traces] == [t.id for t in expected]
 
-    rows = _jsonl(tmp_path / "rows.jsonl", writers.phoenix_rows(writers.phoenix_spans(3)))
+    rows = _jsonl(tmp_path / "rows.jsonl", span_writers.phoenix_rows(span_writers.phoenix_spans(3)))
     got = read_traces(rows)
     assert got.report.skipped == []
     assert [[e.kind for e in t.events] for t in got.traces] == [[e.kind for e in t.events] for t in expected]
@@ -84,11 +73,11 @@ def test_rest_page_pretty_document_and_flat_rows_read_the_same(phoenix_file: Pat
     assert got.traces[1].tool_events()[0].tool_call_id == "call_1"
 
 
-def test_parquet_export_through_pyarrow(tmp_path: Path) -> None:
+def test_parquet_export_through_pyarrow(tmp_path: Path, span_writers: ModuleType) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     path = tmp_path / "trace_dataset-1.parquet"
-    pq.write_table(pa.Table.from_pylist(writers.phoenix_rows(writers.phoenix_spans(2))), path)
+    pq.write_table(pa.Table.from_pylist(span_writers.phoenix_rows(span_writers.phoenix_spans(2))), path)
     detection = detect_format(path)
     assert detection.format == "openinference" and "Parquet" in detection.reason
     intake = read_traces(path)
@@ -109,8 +98,8 @@ def test_parquet_without_phoenix_columns_is_counted(tmp_path: Path) -> None:
     assert "context.span_id" in report.skipped[0].detail
 
 
-def test_orphans_and_children_before_parents(tmp_path: Path) -> None:
-    spans = writers.phoenix_spans(2)
+def test_orphans_and_children_before_parents(tmp_path: Path, span_writers: ModuleType) -> None:
+    spans = span_writers.phoenix_spans(2)
     without_root = [
         s for s in spans if not (s["context"]["trace_id"] == f"{0:032x}" and s["span_kind"] == "AGENT")
     ]
@@ -121,12 +110,12 @@ def test_orphans_and_children_before_parents(tmp_path: Path) -> None:
     assert any("kept as roots" in n for n in intake.report.notes)
 
 
-def test_round_trip_and_bad_records(phoenix_file: Path, tmp_path: Path) -> None:
+def test_round_trip_and_bad_records(phoenix_file: Path, tmp_path: Path, span_writers: ModuleType) -> None:
     traces = read_traces(phoenix_file).traces
     again = read_traces(write_traces_jsonl(traces, tmp_path / "canonical.jsonl.gz"))
     assert again.traces == traces
     bad = tmp_path / "bad.jsonl"
-    span = writers.phoenix_spans(1)[0]
+    span = span_writers.phoenix_spans(1)[0]
     bad.write_bytes(
         orjson.dumps(span)
         + b"\n"
@@ -146,8 +135,8 @@ _WRONG = [None, 7, "text", [], {}, [1, "a"], {"x": {"y": []}}, "y" * 100_000]
 
 
 @st.composite
-def _fuzzed(draw: st.DrawFn) -> list[bytes]:
-    spans = writers.phoenix_spans(2)
+def _fuzzed(draw: st.DrawFn, span_writers: ModuleType) -> list[bytes]:
+    spans = span_writers.phoenix_spans(2)
     out: list[bytes] = []
     for span in draw(st.lists(st.sampled_from(spans), min_size=1, max_size=6)):
         choice = draw(st.integers(0, 4))
@@ -172,11 +161,13 @@ def _fuzzed(draw: st.DrawFn) -> list[bytes]:
     return out
 
 
-def test_fuzzed_spans_never_crash_and_every_span_is_read_or_skipped(tmp_path: Path) -> None:
+def test_fuzzed_spans_never_crash_and_every_span_is_read_or_skipped(
+    tmp_path: Path, span_writers: ModuleType
+) -> None:
     path = tmp_path / "fuzz.jsonl"
 
     @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(_fuzzed())
+    @given(_fuzzed(span_writers))
     def check(lines: list[bytes]) -> None:
         path.write_bytes(b"\n".join(lines) + b"\n")
         intake = read_traces(path, format="openinference")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
@@ -18,27 +17,15 @@ from hypothesis import strategies as st
 from helix.traces import detect_format, read_traces, write_traces_jsonl
 
 
-def _writers() -> ModuleType:
-    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
-    spec = importlib.util.spec_from_file_location("span_writers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-writers = _writers()
-
-
 @pytest.fixture(scope="module")
-def otlp_new(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    traces, _ = writers.write_otlp(tmp_path_factory.mktemp("otlp_new"), runs=3)
+def otlp_new(tmp_path_factory: pytest.TempPathFactory, span_writers: ModuleType) -> Path:
+    traces, _ = span_writers.write_otlp(tmp_path_factory.mktemp("otlp_new"), runs=3)
     return Path(traces)
 
 
 @pytest.fixture(scope="module")
-def otlp_old(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    traces, logs = writers.write_otlp(tmp_path_factory.mktemp("otlp_old"), runs=2, old_conventions=True)
+def otlp_old(tmp_path_factory: pytest.TempPathFactory, span_writers: ModuleType) -> tuple[Path, Path]:
+    traces, logs = span_writers.write_otlp(tmp_path_factory.mktemp("otlp_old"), runs=2, old_conventions=True)
     return Path(traces), Path(logs)
 
 
@@ -66,14 +53,14 @@ def test_detects_and_builds_one_tree_per_run_from_children_first_lines(otlp_new:
     assert trace.metadata["source_format"] == "otlp"
 
 
-def test_llm_events_carry_messages_model_provider_usage(otlp_new: Path) -> None:
+def test_llm_events_carry_messages_model_provider_usage(otlp_new: Path, span_writers: ModuleType) -> None:
     trace = read_traces(otlp_new).traces[0]
     llm = trace.events[1]
     assert llm.model == "gpt-4o-2024-08-06" and llm.provider == "openai"
     assert llm.usage is not None
     assert (llm.usage.input_tokens, llm.usage.output_tokens, llm.usage.total_tokens) == (40, 10, 50)
     assert [m["role"] for m in llm.input] == ["system", "user"]
-    assert llm.input[0]["content"] == writers.SYSTEM
+    assert llm.input[0]["content"] == span_writers.SYSTEM
     assert llm.output[0]["tool_calls"] == [
         {"id": "call_0", "name": "get_weather", "arguments": {"city": "City0"}}
     ]

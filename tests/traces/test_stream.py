@@ -7,7 +7,6 @@ each is read both ways and the traces and reports must match. Real data is used 
 from __future__ import annotations
 
 import gzip
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -28,15 +27,6 @@ REAL_DOCUMENTS = [
     ),
     ("tau-bench", DATA / "tau-bench-historical-trajectories" / "gpt-4o-airline.json"),
 ]
-
-
-def _writers() -> ModuleType:
-    path = Path(__file__).parent / "fixtures_spans" / "writers.py"
-    spec = importlib.util.spec_from_file_location("span_writers", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _read(path: Path, fmt: str) -> tuple[list[str], list[tuple[str, int | None, int | None]]]:
@@ -69,9 +59,9 @@ def test_real_result_documents_read_the_same_streamed(
 @pytest.mark.parametrize("gz", [False, True])
 @pytest.mark.parametrize("fmt", ["otlp", "openai-agents"])
 def test_span_exports_as_one_big_json_array_read_the_same_streamed(
-    fmt: str, gz: bool, bom: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fmt: str, gz: bool, bom: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_writers: ModuleType
 ) -> None:
-    writers = _writers()
+    writers = span_writers
     if fmt == "otlp":
         (tmp_path / "w").mkdir()
         lines_path, _ = writers.write_otlp(tmp_path / "w", runs=3)

@@ -6,7 +6,7 @@ A reader takes an open binary stream and the report to fill, and yields ``(line,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -122,7 +122,7 @@ def _iter_values(
     if big_array(fh):
         first = stream_value(fh, "item")
         if not (conversation_list and isinstance(first, dict) and "role" in first):  # else one conversation
-            yield from _streamed_records(fh, report, handle)
+            yield from _records(stream_items(fh, "item", report), report, handle)  # one at a time
             return
     head, single_line = read_head(fh, on_error)
     head = head.strip()
@@ -169,9 +169,11 @@ def _iter_values(
         yield lineno, None, trace
 
 
-def _streamed_records(fh: IO[bytes], report: IntakeReport, handle: ValueHandler) -> Iterator[Located]:
-    """The items of a big top-level array, read one at a time (see :mod:`helix.traces._stream`)."""
-    for index, item in stream_items(fh, "item", report):
+def _records(
+    numbered: Iterable[tuple[int, Any]], report: IntakeReport, handle: ValueHandler
+) -> Iterator[Located]:
+    """A trace from each ``(record number, value)``, or a counted skip."""
+    for index, item in numbered:
         try:
             trace = clipped_retry(handle, item, None, index)
         except BadRecord as bad:
@@ -200,13 +202,7 @@ def _document_records(
         return
     if not items:
         report.notes.append("the file is an empty JSON list: read as zero traces")
-    for index, item in enumerate(items, 1):
-        try:
-            trace = clipped_retry(handle, item, None, index)
-        except BadRecord as bad:
-            report.skip(bad.reason, bad.detail, record=index)
-            continue
-        yield None, index, trace
+    yield from _records(enumerate(items, 1), report, handle)
 
 
 def _iter_documents(fh: IO[bytes], report: IntakeReport, handle: ValueHandler) -> Iterator[Located]:
