@@ -22,6 +22,8 @@ prompt, ~12 calls per run each resending the conversation), skipped when the dat
 Memory: writes a ``--gb`` OTLP file (1 GB by default; ``--gb 0`` skips it) and streams it with
 ``iter_traces`` in a child process, which reports its peak RSS (``VmHWM``) next to the peak of the same
 child after imports only: the difference is what reading cost, to compare with the file size.
+``--document-mb N`` writes one OTLP export request holding every resource block (a big single-object
+document) and reads it in a child twice: record by record (the default past 64 MB) and whole.
 """
 
 from __future__ import annotations
@@ -607,6 +609,9 @@ def peak_kb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+if len(sys.argv) > 2 and sys.argv[2] == "whole":
+    from helix.traces import _stream
+    _stream.STREAM_DOCUMENT_BYTES = 1 << 62
 before = peak_kb()
 report = IntakeReport()
 start = time.perf_counter()
@@ -637,6 +642,33 @@ def memory(directory: Path, gb: float) -> None:
     path.unlink()
 
 
+def document_memory(directory: Path, mb: float) -> None:
+    """One OTLP export request holding every resource block, pretty-printed, read streamed and whole."""
+    blocks = []
+    size = 0
+    for i, run in enumerate(synthetic_runs()):
+        for line in otlp_lines(run, i):
+            block = orjson.loads(line)["resourceSpans"][0]
+            blocks.append(block)
+            size += len(line)
+        if size >= mb * 1e6:
+            break
+    path = directory / "one-request.json"
+    path.write_bytes(orjson.dumps({"resourceSpans": blocks}, option=orjson.OPT_INDENT_2))
+    del blocks
+    print(f"\none OTLP request document of {path.stat().st_size / 1e6:.0f} MB ({i + 1} traces)")
+    for mode in ("streamed", "whole"):
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(path), mode], capture_output=True, text=True, check=True
+        )
+        count, skipped, before_kb, after_kb, elapsed = out.stdout.split()
+        print(
+            f"  {mode:8s} {count} traces ({skipped} skipped) in {float(elapsed):.1f}s; "
+            f"peak RSS {int(after_kb) / 1024:.0f} MB (after imports {int(before_kb) / 1024:.0f} MB)"
+        )
+    path.unlink()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -646,6 +678,12 @@ def main() -> None:
         "--gb", type=float, default=1.0, help="size of the memory-test OTLP file (GB); 0 skips"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--document-mb",
+        type=float,
+        default=0,
+        help="size of one big OTLP request document read streamed and whole (0 skips)",
+    )
     parser.add_argument(
         "--workload",
         choices=["synthetic", "tau-bench", "both"],
@@ -662,6 +700,8 @@ def main() -> None:
         )
         if args.gb > 0:
             memory(Path(tmp), args.gb)
+        if args.document_mb > 0:
+            document_memory(Path(tmp), args.document_mb)
 
 
 if __name__ == "__main__":

@@ -113,3 +113,52 @@ def test_one_big_conversation_is_still_one_trace(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
     traces, skipped = _read(path, "openai-messages")
     assert len(traces) == 1 and not skipped
+
+
+@pytest.mark.parametrize("one_line", [False, True])
+@pytest.mark.parametrize("fmt", ["otlp", "openai-agents"])
+def test_a_big_single_object_export_streams_its_record_list(
+    fmt: str, one_line: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_writers: ModuleType
+) -> None:
+    """One OTLP export request holding every resource block, or one Agents SDK ingest batch ``{"data": [...]}``:
+    the records inside the object are read one at a time, with the same traces as a whole read."""
+    if fmt == "otlp":
+        (tmp_path / "w").mkdir()
+        lines_path, _ = span_writers.write_otlp(tmp_path / "w", runs=3)
+        requests = [orjson.loads(line) for line in Path(lines_path).read_bytes().splitlines() if line.strip()]
+        document = {"resourceSpans": [block for request in requests for block in request["resourceSpans"]]}
+        document["resourceSpans"][2]["scopeSpans"][0]["spans"].append({"name": "no ids"})
+    else:
+        lines_path = span_writers.write_agents_sdk(tmp_path / "agents.jsonl", runs=3)
+        document = {
+            "data": [
+                orjson.loads(line) for line in Path(lines_path).read_bytes().splitlines() if line.strip()
+            ]
+        }
+    path = tmp_path / "export.json"
+    path.write_bytes(orjson.dumps(document, option=0 if one_line else orjson.OPT_INDENT_2))
+    monkeypatch.setattr(stream, "FIRST_LINE_BYTES", 256)  # the one-line document counts as big
+    whole, streamed = _both_ways(path, fmt, monkeypatch)
+    assert whole[0] == streamed[0] and len(whole[0]) == 3
+    if (
+        fmt == "otlp"
+    ):  # a span without ids in the third resource block: where the skip is reported shows the path
+        assert whole[1] == [
+            ("invalid-record", 1, None) if one_line else ("invalid-record", None, 1)
+        ]  # request 1
+        assert streamed[1] == [("invalid-record", None, 3)]  # streamed: block 3
+    else:
+        assert not whole[1] and not streamed[1]
+
+
+def test_big_jsonl_of_objects_is_still_read_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_writers: ModuleType
+) -> None:
+    lines_path = Path(span_writers.write_agents_sdk(tmp_path / "agents.jsonl", runs=2))
+    lines = lines_path.read_bytes().splitlines()
+    lines_path.write_bytes(b"\n".join([*lines, b'{"object": "trace.span", "id": 5}']) + b"\n")
+    monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
+    report = IntakeReport()
+    traces = list(iter_traces(lines_path, format="openai-agents", report=report))
+    assert len(traces) == 2
+    assert [(skip.reason, skip.line) for skip in report.skipped] == [("invalid-record", len(lines) + 1)]

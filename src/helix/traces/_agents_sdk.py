@@ -157,7 +157,7 @@ def _records(value: Any) -> list[Any]:
 def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
     """OpenAI Agents SDK ``trace``/``trace.span`` exports (JSONL, JSON array or ingest batches)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "openai-agents")
-    for line, given, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report, ("data",)):
         items = _records(value)
         for index, item in enumerate(items, 1):
             record = given if given is not None else (index if line is None else None)

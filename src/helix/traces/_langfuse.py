@@ -336,7 +336,7 @@ def read_langfuse(
             trace.scores.extend(pending.pop(trace.id, []))
             yield line, record, trace
 
-    for line, given, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report, ("data",)):
         items = batch_items(value, "data")  # "data": one page of the v2 observations API
         for index, item in enumerate(items, 1):
             record = given if given is not None else (index if line is None else None)

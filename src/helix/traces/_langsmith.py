@@ -303,7 +303,7 @@ def read_langsmith(
     """LangSmith runs: nested ``child_runs`` trees, or flat runs grouped by trace (streaming)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "langsmith")
     trace_of: dict[str, str] = {}  # run id -> trace id, for runs that name neither trace_id nor dotted_order
-    for line, given, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report, ("runs",)):
         items = batch_items(value, "runs")
         for index, item in enumerate(items, 1):
             record = given if given is not None else (index if line is None else None)

@@ -319,7 +319,7 @@ def read_openinference(fh: IO[bytes], path: Path, report: IntakeReport) -> Itera
         return
     grouper, intake = SpanGrouper(), SpanTraces(report, "openinference")
 
-    for line, record, value in iter_json_values(fh, report):
+    for line, record, value in iter_json_values(fh, report, ("data",)):
         yield from _feed(_rows_of(value), line, record, grouper, intake, report)
     yield from intake.emit(grouper.drain())
     intake.finish()

@@ -462,7 +462,7 @@ def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple
     logs_path = sibling_logs(path)
     logs = _load_logs(logs_path, report) if logs_path is not None else {}
     grouper, intake = SpanGrouper(), SpanTraces(report, "otlp")
-    for line, given, value in iter_json_values(fh, report):
+    for line, given, value in iter_json_values(fh, report, ("resourceSpans", "resource_spans")):
         requests = value if isinstance(value, list) else [value]
         for number_in_doc, request in enumerate(requests, 1):
             record = given if given is not None else (number_in_doc if line is None else None)

@@ -30,7 +30,7 @@ from ._model import Trace
 from ._report import IntakeReport
 from ._source import iter_lines, read_all, read_head
 from ._span_content import CANONICAL_ROLES, MessagesOf, make_message
-from ._stream import big_array, stream_items
+from ._stream import big_array, big_object_items, stream_items
 
 __all__ = [
     "DEFAULT_WINDOW_SPANS",
@@ -447,11 +447,15 @@ class SpanTraces:
             )
 
 
-def iter_json_values(fh: IO[bytes], report: IntakeReport) -> Iterator[tuple[int | None, int | None, Any]]:
-    """``(line, None, value)`` per JSONL line, or ``(None, None, document)`` for a pretty-printed file,
-    or ``(None, record, item)`` per item of a big top-level array (see :mod:`helix.traces._stream`).
+def iter_json_values(
+    fh: IO[bytes], report: IntakeReport, inner: tuple[str, ...] = ()
+) -> Iterator[tuple[int | None, int | None, Any]]:
+    """``(line, None, value)`` per JSONL line, or ``(None, None, document)`` for a pretty-printed file.
 
-    Blank lines, invalid UTF-8 and invalid JSON are skipped and counted with their line.
+    Big documents stream (see :mod:`helix.traces._stream`): ``(None, record, item)`` per item of a top-level
+    array, and ``(None, record, {key: [item]})`` per item of the list under the first of ``inner`` that a
+    big single-object document holds (the shape a reader takes for a page of records). Blank lines,
+    invalid UTF-8 and invalid JSON are skipped and counted with their line.
     """
     from ._readers import _json_failure as json_failure  # imported here: _readers registers this reader
 
@@ -461,6 +465,11 @@ def iter_json_values(fh: IO[bytes], report: IntakeReport) -> Iterator[tuple[int 
     if big_array(fh):
         for record, item in stream_items(fh, "item", report):
             yield None, record, item
+        return
+    key = big_object_items(fh, inner) if inner else None
+    if key is not None:
+        for record, item in stream_items(fh, f"{key}.item", report):
+            yield None, record, {key: [item]}
         return
     head, _ = read_head(fh, on_error)
     if head.strip()[:1] in (b"[", b"{"):

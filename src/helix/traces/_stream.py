@@ -19,9 +19,10 @@ import orjson
 from ._depth import bounded, too_deep
 from ._report import IntakeReport
 
-__all__ = ["STREAM_DOCUMENT_BYTES", "big_array", "is_big", "stream_items", "stream_value"]
+__all__ = ["STREAM_DOCUMENT_BYTES", "big_array", "big_object_items", "is_big", "stream_items", "stream_value"]
 
 STREAM_DOCUMENT_BYTES = 64 * 2**20
+FIRST_LINE_BYTES = 2**20  # a first line longer than this is one big document, not a JSONL record
 
 _ERRORS = (ijson.JSONError, OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError)
 
@@ -46,6 +47,33 @@ def big_array(fh: IO[bytes]) -> bool:
     except _ERRORS:
         return False
     return start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
+
+
+def big_object_items(fh: IO[bytes], keys: tuple[str, ...]) -> str | None:
+    """For a big file holding one JSON object (pretty-printed or on one line, not JSONL of objects):
+    the first of ``keys`` naming a list in it, whose items are then read with ``stream_items``."""
+    if not is_big(fh):
+        return None
+    try:
+        first = fh.readline(FIRST_LINE_BYTES)  # bounded: a one-line document is not read whole
+        fh.seek(0)
+    except _ERRORS:
+        return None
+    whole_line = len(first) < FIRST_LINE_BYTES
+    first = first.strip(b"\xef\xbb\xbf \t\r\n")
+    if first[:1] != b"{":
+        return None
+    if whole_line:  # is the first line a record of its own (JSONL)?
+        try:
+            orjson.loads(first)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return None
+    for key in keys:
+        if stream_value(fh, f"{key}.item") is not None:
+            return key
+    return None
 
 
 def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[tuple[int, Any]]:
