@@ -92,12 +92,23 @@ def parse_time(value: Any) -> datetime | None:
     return from_unix_nanos(value)
 
 
+def _flat_already(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` has only string keys and no object or list values (type checks run in C)."""
+    return set(map(type, value)) <= {str} and not _CONTAINERS & set(map(type, value.values()))
+
+
+_CONTAINERS = {dict, list}
+
+
 def flatten(
     value: Any, prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
 ) -> dict[str, Any]:
     """Dotted keys for nested objects (lists of objects get numeric segments); scalars and lists kept."""
     flat: dict[str, Any] = {} if out is None else out
     if isinstance(value, dict) and depth < _MAX_DEPTH:
+        if not prefix and "" not in value and _flat_already(value):
+            flat.update(value)  # dotted already (an OpenInference REST export): copied in C
+            return flat
         for key, item in value.items():
             name = f"{prefix}.{key}" if prefix else str(key)
             if isinstance(item, dict | list):
