@@ -1,8 +1,9 @@
 """Big JSON documents read record by record, so memory follows the largest record, not the file.
 
 A document of at least ``STREAM_DOCUMENT_BYTES`` on disk (compressed size for ``.gz``) is not loaded
-whole: its records (the items of a top-level array, tau2's ``simulations``, Inspect's ``samples``) are
-parsed one at a time by ijson's C backend, at about a third of orjson's speed. Smaller documents keep the
+whole: its records (the items of a top-level array, the record list inside one big object such as an OTLP
+request's ``resourceSpans`` or a ``{"data": [...]}`` page, tau2's ``simulations``, Inspect's ``samples``)
+are parsed one at a time by ijson's C backend, at about a third of orjson's speed. Smaller documents keep the
 faster whole read. A parse error ends the stream with one counted skip; the records before it are kept.
 """
 
