@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 from helix.traces import TRACE_FORMATS, IntakeReport, SkipReason, iter_traces, write_traces_jsonl
+from helix.traces import _stream as stream
 
 RECORDS_PER_READER = 10_000
 DOCUMENTS_PER_READER = 60
@@ -407,8 +408,15 @@ def _assert_round_trips(traces: list[Any], tmp_path: Path) -> None:
     assert back.skipped == []
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize("fmt", TRACE_FORMATS)
-def test_fuzzed_documents_never_crash_a_reader(fmt: str, tmp_path: Path) -> None:
+def test_fuzzed_documents_never_crash_a_reader(
+    fmt: str, streamed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Documents read whole, and read record by record as big ones are (the streaming size lowered to 0)."""
+    if streamed:
+        monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
+        monkeypatch.setattr(stream, "FIRST_LINE_BYTES", 64)  # one-line documents count as big too
     rng = random.Random(zlib.crc32(b"doc:" + fmt.encode()))
     own = SEEDS.get(fmt) or ALL_SEEDS
     for i in range(DOCUMENTS_PER_READER):

@@ -162,3 +162,18 @@ def test_big_jsonl_of_objects_is_still_read_line_by_line(
     traces = list(iter_traces(lines_path, format="openai-agents", report=report))
     assert len(traces) == 2
     assert [(skip.reason, skip.line) for skip in report.skipped] == [("invalid-record", len(lines) + 1)]
+
+
+def test_jsonl_whose_first_line_is_an_array_is_still_read_line_by_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, span_writers: ModuleType
+) -> None:
+    """Only a file that is one document streams: a JSONL file mixing a batch line and object lines keeps all."""
+    (tmp_path / "w").mkdir()
+    lines_path, _ = span_writers.write_otlp(tmp_path / "w", runs=3)
+    lines = [line for line in Path(lines_path).read_bytes().splitlines() if line.strip()]
+    batch = b"[" + b",".join(lines[:2]) + b"]"
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join([batch, *lines[2:]]) + b"\n")
+    whole, streamed = _both_ways(path, "otlp", monkeypatch)
+    assert whole == streamed
+    assert len(whole[0]) == 3 and not whole[1]

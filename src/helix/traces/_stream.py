@@ -37,40 +37,42 @@ def is_big(fh: IO[bytes]) -> bool:
     return size >= STREAM_DOCUMENT_BYTES
 
 
-def big_array(fh: IO[bytes]) -> bool:
-    """Whether ``fh`` is a big file that starts with a JSON array (one document, on one line or pretty-printed,
-    or JSONL of arrays): its items are then read with ``stream_items(fh, "item", ...)``."""
+def _document_start(fh: IO[bytes]) -> bytes:
+    """``b"["`` or ``b"{"`` when ``fh`` is a big file holding one JSON document (pretty-printed or on one
+    line), else ``b""`` (small, JSONL, or not JSON). Reads at most ``FIRST_LINE_BYTES`` and rewinds."""
     if not is_big(fh):
-        return False
-    try:
-        start = fh.read(4096)
-        fh.seek(0)
-    except _ERRORS:
-        return False
-    return start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"["
-
-
-def big_object_items(fh: IO[bytes], keys: tuple[str, ...]) -> str | None:
-    """For a big file holding one JSON object (pretty-printed or on one line, not JSONL of objects):
-    the first of ``keys`` naming a list in it, whose items are then read with ``stream_items``."""
-    if not is_big(fh):
-        return None
+        return b""
     try:
         first = fh.readline(FIRST_LINE_BYTES)  # bounded: a one-line document is not read whole
+        more = fh.read(64).strip()
         fh.seek(0)
     except _ERRORS:
-        return None
+        return b""
     whole_line = len(first) < FIRST_LINE_BYTES
     first = first.strip(b"\xef\xbb\xbf \t\r\n")
-    if first[:1] != b"{":
-        return None
-    if whole_line:  # is the first line a record of its own (JSONL)?
+    opener = first[:1]
+    if opener not in (b"[", b"{"):
+        return b""
+    if whole_line and more:  # a complete first line and more after it: JSONL, unless it is not a value
         try:
             orjson.loads(first)
         except orjson.JSONDecodeError:
-            pass
-        else:
-            return None
+            return opener  # the first line of a pretty-printed document
+        return b""
+    return opener
+
+
+def big_array(fh: IO[bytes]) -> bool:
+    """Whether ``fh`` is a big file holding one JSON array: its items are then read with
+    ``stream_items(fh, "item", ...)``."""
+    return _document_start(fh) == b"["
+
+
+def big_object_items(fh: IO[bytes], keys: tuple[str, ...]) -> str | None:
+    """For a big file holding one JSON object: the first of ``keys`` naming a list in it, whose items are
+    then read with ``stream_items``."""
+    if _document_start(fh) != b"{":
+        return None
     for key in keys:
         if stream_value(fh, f"{key}.item") is not None:
             return key
@@ -78,8 +80,7 @@ def big_object_items(fh: IO[bytes], keys: tuple[str, ...]) -> str | None:
 
 
 def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[tuple[int, Any]]:
-    """``(record number, value)`` for each value at the ijson ``prefix`` (``"item"``, ``"samples.item"``),
-    through every top-level value of the file (JSONL of arrays streams too).
+    """``(record number, value)`` for each value at the ijson ``prefix`` (``"item"``, ``"samples.item"``).
 
     A value JSON cannot hold (a lone surrogate escape, which ijson's C backend reads as ``?`` but its pure
     Python one keeps) is skipped and counted; a parse error ends the stream with one counted skip.
@@ -87,7 +88,7 @@ def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[t
     index = 0
     try:
         _start(fh)
-        for value in ijson.items(fh, prefix, use_float=True, multiple_values=True):
+        for value in ijson.items(fh, prefix, use_float=True):
             index += 1
             if too_deep(value):  # too deep (clipped below), or holding a string JSON cannot write
                 try:
