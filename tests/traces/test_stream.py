@@ -91,6 +91,9 @@ def test_a_broken_big_array_keeps_what_came_before_and_counts_the_rest(
     bad_text = data.replace(b'"q1"', b'"\\ud800"')  # a lone surrogate escape: not Unicode
     monkeypatch.setattr(stream, "STREAM_DOCUMENT_BYTES", 0)
     (tmp_path / "cut.json").write_bytes(cut)
+    report = IntakeReport()
+    list(iter_traces(tmp_path / "cut.json", format="openai-messages", report=report))
+    assert any("read record by record" in note for note in report.notes)  # the report says how it was read
     traces, skipped = _read(tmp_path / "cut.json", "openai-messages")
     assert len(traces) == 3
     assert [(reason, record) for reason, _, record in skipped] == [("invalid-json", 4)]

@@ -85,6 +85,10 @@ def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[t
     A value JSON cannot hold (a lone surrogate escape, which ijson's C backend reads as ``?`` but its pure
     Python one keeps) is skipped and counted; a parse error ends the stream with one counted skip.
     """
+    report.notes.append(
+        f"read record by record ({prefix!r}): the file is at least {STREAM_DOCUMENT_BYTES // 2**20} MB, "
+        "so it was not loaded whole"
+    )
     index = 0
     try:
         _start(fh)
