@@ -17,8 +17,6 @@ and reads it in a child process twice: record by record (files of 64 MB and more
 from __future__ import annotations
 
 import argparse
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,6 +24,7 @@ from pathlib import Path
 
 import orjson
 
+from _child_read import read_in_child
 from helix.traces import iter_trace_files
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -77,22 +76,6 @@ def main() -> None:
         )
 
 
-_CHILD = """
-import sys, time
-from helix.traces import IntakeReport, iter_traces, _stream
-if sys.argv[2] == "whole":
-    _stream.STREAM_DOCUMENT_BYTES = 1 << 62
-def peak_kb():
-    with open("/proc/self/status") as status:
-        return next(int(row.split()[1]) for row in status if row.startswith("VmHWM:"))
-before = peak_kb()
-report = IntakeReport()
-start = time.perf_counter()
-count = sum(1 for _ in iter_traces(sys.argv[1], format="tau2-bench", report=report))
-print(count, len(report.skipped), before, peak_kb(), time.perf_counter() - start)
-"""
-
-
 def memory(target_mb: float) -> None:
     source = DATA / "tau2-bench-gym-results" / "gpt-4.1_retail_defautl_gpt-4.1_1trials.json"
     if not source.is_file():
@@ -112,16 +95,8 @@ def memory(target_mb: float) -> None:
         path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
         size = path.stat().st_size / 1e6
         print(f"\nmemory: a {size:.0f} MB tau2 results file, {len(copies)} simulations")
-        for mode in ("streamed", "whole"):
-            out = subprocess.run(
-                [sys.executable, "-c", _CHILD, str(path), mode], capture_output=True, text=True, check=True
-            )
-            count, skipped, before, after, elapsed = out.stdout.split()
-            print(
-                f"  {mode:8s} {int(count):6d} traces ({skipped} skipped) in {float(elapsed):5.1f}s "
-                f"({size / float(elapsed):5.1f} MB/s); peak RSS {int(after) / 1024:6.0f} MB "
-                f"(after imports {int(before) / 1024:.0f} MB)"
-            )
+        for mode in ("default", "whole"):  # default: record by record from 64 MB
+            print(read_in_child(path, "tau2-bench", whole=mode == "whole").line(mode, size))
 
 
 if __name__ == "__main__":

@@ -32,8 +32,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -42,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from _child_read import read_in_child
 from helix.traces import IntakeReport, Trace, iter_traces
 
 WORDS = (
@@ -594,54 +593,14 @@ def throughput(directory: Path, mb: float, repeats: int, workloads: list[str]) -
             path.unlink()
 
 
-_CHILD = """
-import resource, sys, time
-from helix.traces import IntakeReport, iter_traces
-
-
-def peak_kb():
-    # VmHWM is this process's own high-water mark; ru_maxrss on Linux also keeps the parent's RSS
-    # at fork across exec, which would hide the reader's cost behind the benchmark's own size.
-    try:
-        with open("/proc/self/status") as status:
-            for row in status:
-                if row.startswith("VmHWM:"):
-                    return int(row.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-if len(sys.argv) > 2 and sys.argv[2] == "whole":
-    from helix.traces import _stream
-    _stream.STREAM_DOCUMENT_BYTES = 1 << 62
-before = peak_kb()
-report = IntakeReport()
-start = time.perf_counter()
-count = 0
-for trace in iter_traces(sys.argv[1], format="otlp", report=report):
-    count += 1
-elapsed = time.perf_counter() - start
-print(count, len(report.skipped), before, peak_kb(), elapsed)
-"""
-
-
 def memory(directory: Path, gb: float) -> None:
     path = directory / "big.otlp.jsonl"
     start = time.perf_counter()
     runs = write(path, otlp_lines, int(gb * 1e9), synthetic_runs())
-    size = path.stat().st_size
-    print(f"\nwrote {size / 1e9:.2f} GB OTLP ({runs} traces) in {time.perf_counter() - start:.0f}s")
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, check=True
-    )
-    count, skipped, before_kb, after_kb, elapsed = out.stdout.split()
-    print(
-        f"streamed {count} traces ({skipped} skipped) in {float(elapsed):.0f}s "
-        f"({size / 1e6 / float(elapsed):.1f} MB/s); peak RSS {int(after_kb) / 1024:.0f} MB, "
-        f"after imports {int(before_kb) / 1024:.0f} MB, reading cost {(int(after_kb) - int(before_kb)) / 1024:.0f} MB "
-        f"= {(int(after_kb) - int(before_kb)) * 1024 / size:.1%} of the file"
-    )
+    size = path.stat().st_size / 1e6
+    print(f"\nwrote {size / 1e3:.2f} GB OTLP ({runs} traces) in {time.perf_counter() - start:.0f}s")
+    read = read_in_child(path, "otlp")
+    print(read.line("default", size) + f" = {(read.peak_mb - read.imports_mb) / size:.1%} of the file")
     path.unlink()
 
 
@@ -659,16 +618,10 @@ def document_memory(directory: Path, mb: float) -> None:
     path = directory / "one-request.json"
     path.write_bytes(orjson.dumps({"resourceSpans": blocks}, option=orjson.OPT_INDENT_2))
     del blocks
-    print(f"\none OTLP request document of {path.stat().st_size / 1e6:.0f} MB ({i + 1} traces)")
-    for mode in ("streamed", "whole"):
-        out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(path), mode], capture_output=True, text=True, check=True
-        )
-        count, skipped, before_kb, after_kb, elapsed = out.stdout.split()
-        print(
-            f"  {mode:8s} {count} traces ({skipped} skipped) in {float(elapsed):.1f}s; "
-            f"peak RSS {int(after_kb) / 1024:.0f} MB (after imports {int(before_kb) / 1024:.0f} MB)"
-        )
+    size = path.stat().st_size / 1e6
+    print(f"\none OTLP request document of {size:.0f} MB ({i + 1} traces)")
+    for mode in ("default", "whole"):  # default: record by record from 64 MB
+        print(read_in_child(path, "otlp", whole=mode == "whole").line(mode, size))
     path.unlink()
 
 
