@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import os
 import random
-import re
 import subprocess
 import sys
 import warnings
@@ -18,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzz_values import expand_deep, odd_values
 from helix._exceptions import UsageError
 from helix.traces import Trace, detect_format, read_traces, write_traces_jsonl
 
@@ -267,26 +267,12 @@ def test_a_log_without_samples_reads_as_zero_traces(json_log: Path, tmp_path: Pa
 
 # -- fuzzing -------------------------------------------------------------------------------------------------
 
-_INT = st.integers(-(2**63), 2**64 - 1)  # what JSON writers emit
-_ODD = st.one_of(
-    st.none(),
-    st.booleans(),
-    _INT,
-    st.floats(allow_nan=True),
-    st.text(max_size=20),
-    st.lists(_INT, max_size=3),
-    st.dictionaries(st.text(max_size=5), _INT, max_size=3),
-    st.just("x" * 200_000),
-    st.integers(1, 1000).map(lambda depth: f"__DEEP_{depth}__"),
-)
-_DEEP = re.compile(rb'"__DEEP_(\d+)__"')
-
 
 def _dump(log: dict[str, Any]) -> bytes:
     """JSON of ``log`` with each ``"__DEEP_n__"`` placeholder replaced by n nested lists (orjson writes
     at most 255 levels, but reads up to 1024: deeper values reach the reader only as text)."""
     raw = orjson.dumps(log, option=orjson.OPT_NON_STR_KEYS)
-    return _DEEP.sub(lambda m: b"[" * int(m.group(1)) + b"]" * int(m.group(1)), raw)
+    return expand_deep(raw)
 
 
 _SAMPLE_KEYS = (
@@ -326,7 +312,7 @@ def _check_every_sample_accounted(path: Path, n_samples: int) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32), odd=st.lists(_ODD, min_size=1, max_size=8))
+@given(seed=st.integers(0, 2**32), odd=st.lists(odd_values(max_depth=1000), min_size=1, max_size=8))
 def test_fuzzed_samples_never_crash_and_are_all_counted(
     json_log: Path, tmp_path: Path, seed: int, odd: list[Any]
 ) -> None:

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzz_values import NOT_TEXT, ODD, expand_deep
 from helix.traces import Trace, detect_format, read_traces, write_traces_jsonl
 
 FUZZ_RECORDS = int(os.environ.get("HELIX_FUZZ_RECORDS", "1500"))
@@ -389,26 +390,6 @@ def test_bad_records_are_counted_with_their_line(tmp_path: Path) -> None:
 
 # -- fuzzing -------------------------------------------------------------------------------------------------
 
-_INT = st.integers(-(2**63), 2**64 - 1)
-_ODD = st.one_of(
-    st.none(),
-    st.booleans(),
-    _INT,
-    st.floats(),
-    st.text(max_size=10),
-    st.lists(_INT, max_size=3),
-    st.dictionaries(st.text(max_size=4), _INT, max_size=2),
-    st.just("y" * 100_000),
-    st.integers(1, 1100).map(lambda depth: f"__DEEP_{depth}__"),
-)
-_NOT_TEXT = st.one_of(st.none(), st.booleans(), st.floats(), st.lists(_INT, max_size=2), st.just({"a": 1}))
-
-
-def _deep(raw: bytes) -> bytes:
-    import re
-
-    return re.sub(rb'"__DEEP_(\d+)__"', lambda m: b"[" * int(m.group(1)) + b"]" * int(m.group(1)), raw)
-
 
 def _fuzzed_line(i: int, rng: random.Random, odd: Any, not_text: Any) -> bytes:
     record: dict[str, Any]
@@ -434,7 +415,7 @@ def _fuzzed_line(i: int, rng: random.Random, odd: Any, not_text: Any) -> bytes:
             ["trace_id", "input", "output", "type", "usage_details", "start_time", "tool_calls", "name"]
         )
         record[key] = not_text if key == "trace_id" else odd
-    raw = _deep(orjson.dumps(record))
+    raw = expand_deep(orjson.dumps(record))
     cut = rng.random()
     if cut < 0.1:
         raw = raw[: rng.randrange(1, len(raw))]
@@ -466,7 +447,7 @@ def _check_accounted(path: Path, lines: list[bytes]) -> None:
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 2**32), odd=st.lists(st.tuples(_ODD, _NOT_TEXT), min_size=1, max_size=10))
+@given(seed=st.integers(0, 2**32), odd=st.lists(st.tuples(ODD, NOT_TEXT), min_size=1, max_size=10))
 def test_fuzzed_lines_never_crash_and_are_all_counted(
     tmp_path: Path, seed: int, odd: list[tuple[Any, Any]]
 ) -> None:
