@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import __version__
+from .._version import __version__
 from .._exceptions import InputFileError, UsageError
 from .._util import write_atomic
 from ._aggregate import AggregateStat, CampaignAggregates, aggregate_cells

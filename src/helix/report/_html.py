@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from .._exceptions import UsageError
 from .._util import content_hash, write_atomic
 from ..judging import JudgedRun, JudgeInfo, TraceCriterionResult
