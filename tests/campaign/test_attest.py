@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from helix.campaign import (
-    ATTESTATION_ALGORITHM,
     AttestedReport,
     Provenance,
     attest,
@@ -27,7 +26,7 @@ PROV = Provenance(
     code_commit="0123abcd",
     inputs_hash="feedbeef",
 )
-REPORT = {"by_judge": {"gold": {"mean": 0.5, "n": 4}}, "cells": [1, 2, 3]}
+REPORT = {"by_scorer": {"gold": {"mean": 0.5, "n": 4}}, "cells": [1, 2, 3]}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
@@ -38,13 +37,13 @@ json_values = st.recursive(
 
 def test_round_trip_verifies_and_serialized_attestation_still_verifies() -> None:
     att = attest(REPORT, PROV)
-    assert att.algorithm == ATTESTATION_ALGORITHM
+    assert att.algorithm == "helix-attest-sha256-v1"
     assert att.encoding == "canonical-json"
     check = verify_attestation(REPORT, att)
     assert check.ok and check.status == "verified"
     # through its JSON file form and back, with the report's keys in another order
     raw = att.model_dump_json()
-    reordered = {"cells": [1, 2, 3], "by_judge": {"gold": {"n": 4, "mean": 0.5}}}
+    reordered = {"cells": [1, 2, 3], "by_scorer": {"gold": {"n": 4, "mean": 0.5}}}
     assert verify_attestation(reordered, raw).ok
     assert verify_attestation(reordered, json.loads(raw)).ok
     # byte-stable payload to sign

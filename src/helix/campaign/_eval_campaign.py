@@ -21,9 +21,11 @@ from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import RunError, UsageError
 from ..traces import Event, EventKind, Trace, Usage
-from ._judges import Judge, JudgeFn
+from ._cell_run import ProgressCallback
+from ._failures import CellRetry
 from ._model import CellContext, DispatchResult, Scenario
 from ._run import CampaignResult, run_campaign
+from ._scorers import Scorer, ScorerFn
 
 __all__ = [
     "CallEmitter",
@@ -227,17 +229,27 @@ def _dispatch_for(runner: EvalRunner) -> Callable[[CellContext], Awaitable[Dispa
 async def run_eval_campaign(
     scenarios: Sequence[Scenario],
     runner: EvalRunner,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn],
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn],
     *,
     run_dir: str | Path,
     commit: str,
     integrity_checks: Sequence[IntegrityCheck] = (),
-    **options: Any,
+    seed: int = 0,
+    reps: int = 1,
+    config: Mapping[str, Any] | None = None,
+    dispatch_ref: str | None = None,
+    max_concurrency: int = 8,
+    abort_on_cell_error: bool = False,
+    cell_retry: CellRetry | None = None,
+    retry_failed: bool = True,
+    progress: ProgressCallback | None = None,
+    fsync: bool = False,
+    bootstrap_resamples: int = 2000,
 ) -> EvalCampaignResult:
     """Run a campaign whose runner is handed pre-wired capture; integrity checks gate the start.
 
     Every check in ``integrity_checks`` runs first; if any reports a problem, nothing is
-    dispatched and :class:`~helix.UsageError` lists them all. Other options are those of
+    dispatched and :class:`~helix.UsageError` lists them all. The other arguments are those of
     :func:`run_campaign`.
     """
     problems = [
@@ -250,7 +262,22 @@ async def run_eval_campaign(
             + "\nFix the setup (a real backend, full capture wired) and run again."
         )
     result = await run_campaign(
-        scenarios, _dispatch_for(runner), judges, run_dir=run_dir, commit=commit, **options
+        scenarios,
+        _dispatch_for(runner),
+        scorers,
+        run_dir=run_dir,
+        commit=commit,
+        seed=seed,
+        reps=reps,
+        config=config,
+        dispatch_ref=dispatch_ref,
+        max_concurrency=max_concurrency,
+        abort_on_cell_error=abort_on_cell_error,
+        cell_retry=cell_retry,
+        retry_failed=retry_failed,
+        progress=progress,
+        fsync=fsync,
+        bootstrap_resamples=bootstrap_resamples,
     )
     records = tuple(
         CaptureRecord(

@@ -16,9 +16,9 @@ from typing import IO
 
 import orjson
 
-__all__ = ["INDEX_DIR", "ResultIndex", "index_path", "read_index"]
+from ._paths import INDEX_DIR
 
-INDEX_DIR = "cache-index"
+__all__ = ["ResultIndex", "index_path", "read_index"]
 
 
 def index_path(run_dir: str | Path, identity: str) -> Path:

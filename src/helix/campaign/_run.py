@@ -1,4 +1,4 @@
-"""``run_campaign``: dispatch every uncached cell, judge it, keep it durable, aggregate, in caller order.
+"""``run_campaign``: dispatch every uncached cell, score it, keep it durable, aggregate, in caller order.
 
 Durability contract and the fsync choice: a cell's result is written with an atomic rename before
 the cell counts as done, and every attempt's ledger line is written (one ``write``) before its
@@ -11,7 +11,6 @@ last few results, which a rerun dispatches again, but never leaves a half-writte
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,16 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .._exceptions import UsageError
 from ._aggregate import CampaignAggregates, aggregate_cells
 from ._cell_run import CampaignProgress, CellRunner, ProgressCallback
-from ._executor import bounded_map, check_concurrency, run_sync
+from ._executor import bounded_map, check_concurrency, sync_version
 from ._failures import CellRetry
 from ._index import ResultIndex
-from ._judges import Judge, JudgeFn, as_judges
 from ._ledger import CostLedger
 from ._model import CellResult, Dispatch, Scenario
+from ._paths import CellPaths
 from ._schedule import CampaignPlan, CellScheduleSlot, plan_campaign_run
+from ._scorers import Scorer, ScorerFn, as_scorers
 
 __all__ = [
     "CAMPAIGN_RESULT_VERSION",
@@ -41,7 +40,8 @@ __all__ = [
     "run_eval_sync",
 ]
 
-CAMPAIGN_RESULT_VERSION = 1
+CAMPAIGN_RESULT_VERSION = 2
+"""Version 2: aggregates ``by_scorer`` (was ``by_judge``)."""
 
 
 class CampaignResult(BaseModel):
@@ -83,7 +83,7 @@ def _load(path: str) -> tuple[CellResult, bytes] | None:
 async def run_campaign(
     scenarios: Sequence[Scenario],
     dispatch: Dispatch,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn] | None = None,
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn] | None = None,
     *,
     run_dir: str | Path,
     commit: str,
@@ -99,10 +99,10 @@ async def run_campaign(
     fsync: bool = False,
     bootstrap_resamples: int = 2000,
 ) -> CampaignResult:
-    """Run ``dispatch`` over ``scenarios`` × ``reps``, score each cell with ``judges``, aggregate.
+    """Run ``dispatch`` over ``scenarios`` × ``reps``, score each cell with ``scorers``, aggregate.
 
     Cells already in the durable cache of ``run_dir`` (same commit, config, ``dispatch_ref``,
-    judges, scenario content, repetition and seed) are not dispatched again. Cells whose last
+    scorers, scenario content, repetition and seed) are not dispatched again. Cells whose last
     run failed are tried again unless ``retry_failed=False`` (then they are *blocked* and returned
     as they failed). At most ``max_concurrency`` cells run at once; the returned cells are in
     schedule order whatever order they finished in. A failed cell leaves a failure receipt and a
@@ -112,7 +112,7 @@ async def run_campaign(
     ``progress`` is called after every cell. See the module doc for ``fsync``.
     """
     check_concurrency(max_concurrency)
-    judge_list = as_judges(judges)
+    scorer_list = as_scorers(scorers)
     root = Path(run_dir)
     plan: CampaignPlan = plan_campaign_run(
         root,
@@ -122,11 +122,10 @@ async def run_campaign(
         commit=commit,
         config=config,
         dispatch_ref=dispatch_ref,
-        judges=[j.name for j in judge_list],
+        scorers=[s.name for s in scorer_list],
         retry_failed=retry_failed,
     )
     results: list[CellResult | None] = [None] * plan.total
-    cells_root = root / "cells"
     to_run: list[CellScheduleSlot] = list(plan.to_run)
     loaded_cached = 0
     validate = CellResult.model_validate_json
@@ -141,7 +140,7 @@ async def run_campaign(
             except ValidationError:
                 cached = None
         if cached is None:
-            loaded = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{key}.result.json")
+            loaded = _load(CellPaths.of(root, slot.cell_id, key).result)
             if loaded is not None:
                 cached, raw = loaded
                 index.append(raw.strip())  # repair the index, so the next rerun reads one file
@@ -151,7 +150,7 @@ async def run_campaign(
             results[slot.index] = cached
             loaded_cached += 1
     for slot in plan.blocked:
-        failed = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{plan.keys[slot.index]}.failed.json")
+        failed = _load(CellPaths.of(root, slot.cell_id, plan.keys[slot.index]).failed)
         if failed is None:
             to_run.append(slot)
         else:
@@ -160,7 +159,7 @@ async def run_campaign(
     runner = CellRunner(
         run_dir=root,
         dispatch=dispatch,
-        judges=judge_list,
+        scorers=scorer_list,
         retry=cell_retry,
         abort_on_cell_error=abort_on_cell_error,
         fsync=fsync,
@@ -210,34 +209,47 @@ async def run_campaign(
     )
 
 
-def run_campaign_sync(*args: Any, **kwargs: Any) -> CampaignResult:
-    """:func:`run_campaign` for scripts (runs its own event loop); same arguments."""
-    return run_sync(run_campaign(*args, **kwargs))
-
-
 async def run_eval(
     scenarios: Sequence[Scenario],
     dispatch: Dispatch,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn],
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn],
     *,
     run_dir: str | Path,
     commit: str,
     seed: int = 0,
-    **options: Any,
+    config: Mapping[str, Any] | None = None,
+    dispatch_ref: str | None = None,
+    max_concurrency: int = 8,
+    abort_on_cell_error: bool = False,
+    cell_retry: CellRetry | None = None,
+    retry_failed: bool = True,
+    progress: ProgressCallback | None = None,
+    fsync: bool = False,
+    bootstrap_resamples: int = 2000,
 ) -> CampaignResult:
-    """Just score: one run per scenario, judged and aggregated (no loop, no gate).
+    """Just score: one run per scenario, scored and aggregated (no loop, no gate).
 
-    The simplest preset over :func:`run_campaign` (``reps=1``); other keyword options pass through.
+    The simplest preset over :func:`run_campaign` (``reps=1``); the other arguments are its own.
     """
-    if "reps" in options:
-        raise UsageError(
-            f"run_eval runs each scenario once, got reps={options['reps']!r}; use run_campaign for reps"
-        )
     return await run_campaign(
-        scenarios, dispatch, judges, run_dir=run_dir, commit=commit, seed=seed, reps=1, **options
+        scenarios,
+        dispatch,
+        scorers,
+        run_dir=run_dir,
+        commit=commit,
+        seed=seed,
+        reps=1,
+        config=config,
+        dispatch_ref=dispatch_ref,
+        max_concurrency=max_concurrency,
+        abort_on_cell_error=abort_on_cell_error,
+        cell_retry=cell_retry,
+        retry_failed=retry_failed,
+        progress=progress,
+        fsync=fsync,
+        bootstrap_resamples=bootstrap_resamples,
     )
 
 
-def run_eval_sync(*args: Any, **kwargs: Any) -> CampaignResult:
-    """:func:`run_eval` for scripts; same arguments."""
-    return run_sync(run_eval(*args, **kwargs))
+run_campaign_sync = sync_version(run_campaign)
+run_eval_sync = sync_version(run_eval)

@@ -1,18 +1,9 @@
-"""The cell schedule (pure), the cache identity, where a cell lives, and the cached/to-run/blocked plan.
-
-Layout of a run directory::
-
-    <run>/cells/<cell_id>/<cache_key>.result.json    a finished cell (status ok)
-    <run>/cells/<cell_id>/<cache_key>.failed.json    a cell whose final attempt failed
-    <run>/cells/<cell_id>/failure-receipt.json       the last final failure's receipt
-    <run>/cells/<cell_id>/failure-receipt.attempt-<n>.json   a failed attempt that was retried
-    <run>/cost-ledger.jsonl                          every attempt's cost, append-only
-    <run>/cache-index/<identity>.jsonl               every finished result again, one line each
+"""The cell schedule (pure), the cache identity, and the cached/to-run/blocked plan of a run directory.
 
 The cache key of a cell hashes the campaign identity (caller commit, config, ``dispatch_ref``, the
-judges' names) with the scenario's full content, the repetition and the seed. Whether a cell is
-cached is therefore answered by the result index (``<run>/cache-index/<identity>.jsonl``, one line
-per finished cell) or, for a cell missing there, by its result file's existence.
+scorers' names) with the scenario's full content, the repetition and the seed. A cell is cached
+when its result file exists (see :mod:`._paths` for the layout); the cache index only makes
+loading the results cheap.
 """
 
 from __future__ import annotations
@@ -28,21 +19,17 @@ from .._exceptions import UsageError
 from .._util import canonical_json, content_hash
 from ._index import read_index
 from ._model import Scenario
+from ._paths import CellPaths
 
 __all__ = [
-    "CELLS_DIR",
     "CampaignPlan",
     "CellScheduleSlot",
     "build_cell_schedule",
     "campaign_identity",
-    "cell_cache_path",
-    "cell_directory",
-    "cell_failed_path",
     "cell_id_for",
     "plan_campaign_run",
 ]
 
-CELLS_DIR = "cells"
 _SEED_MASK = (1 << 63) - 1
 
 
@@ -112,9 +99,9 @@ def campaign_identity(
     commit: str,
     config: Mapping[str, Any] | None = None,
     dispatch_ref: str | None = None,
-    judges: Iterable[str] = (),
+    scorers: Iterable[str] = (),
 ) -> str:
-    """The hash every cell's cache key starts from: caller commit, config, ``dispatch_ref`` and judges.
+    """The hash every cell's cache key starts from: caller commit, config, ``dispatch_ref`` and scorers.
 
     ``commit`` is required and non-empty: a cache not keyed on the code that produced it would
     serve stale results after a change. Set ``dispatch_ref`` when behaviour changes without a new
@@ -131,7 +118,9 @@ def campaign_identity(
                 "commit": commit,
                 "config": dict(config or {}),
                 "dispatch_ref": dispatch_ref,
-                "judges": sorted(judges),
+                # "judges" is the key version 1 hashed: kept, so caches written before the rename
+                # of judges to scorers stay valid (their cell files are read and upgraded).
+                "judges": sorted(scorers),
             },
             length=32,
         )
@@ -157,25 +146,6 @@ def cell_cache_keys(identity: str, slots: Sequence[CellScheduleSlot]) -> list[st
             hashlib.sha256(f"{identity}\x00{sh}\x00{slot.rep}\x00{slot.seed}".encode()).hexdigest()[:32]
         )
     return keys
-
-
-def cell_directory(run_dir: str | Path, cell_id: str) -> Path:
-    """Where cell ``cell_id`` of the run keeps its results and receipts."""
-    if not cell_id or "/" in cell_id or "\\" in cell_id or cell_id in (".", ".."):
-        raise UsageError(
-            f"cell id {cell_id!r} cannot name a directory; cell ids come from build_cell_schedule"
-        )
-    return Path(run_dir) / CELLS_DIR / cell_id
-
-
-def cell_cache_path(run_dir: str | Path, cell_id: str, cache_key: str) -> Path:
-    """The durable result of a finished cell under one cache identity."""
-    return cell_directory(run_dir, cell_id) / f"{cache_key}.result.json"
-
-
-def cell_failed_path(run_dir: str | Path, cell_id: str, cache_key: str) -> Path:
-    """The durable result of a cell whose final attempt failed, under one cache identity."""
-    return cell_directory(run_dir, cell_id) / f"{cache_key}.failed.json"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,28 +181,27 @@ def plan_campaign_run(
     commit: str,
     config: Mapping[str, Any] | None = None,
     dispatch_ref: str | None = None,
-    judges: Iterable[str] = (),
+    scorers: Iterable[str] = (),
     retry_failed: bool = True,
 ) -> CampaignPlan:
     """Classify every cell of the design as cached, to run, or blocked, by reading the durable cache.
 
-    ``judges`` are the judge names (they are part of the cache identity, as in :func:`run_campaign`).
+    ``scorers`` are the scorer names (they are part of the cache identity, as in :func:`run_campaign`).
     """
     root = Path(run_dir)
     slots = build_cell_schedule(scenarios, seed, reps)
-    identity = campaign_identity(commit=commit, config=config, dispatch_ref=dispatch_ref, judges=judges)
+    identity = campaign_identity(commit=commit, config=config, dispatch_ref=dispatch_ref, scorers=scorers)
     keys = cell_cache_keys(identity, slots)
-    cells = root / CELLS_DIR
     indexed = read_index(root, identity)
     cached: list[CellScheduleSlot] = []
     to_run: list[CellScheduleSlot] = []
     blocked: list[CellScheduleSlot] = []
     exists = os.path.exists
     for slot, key in zip(slots, keys, strict=True):
-        base = f"{cells}{os.sep}{slot.cell_id}{os.sep}{key}"
-        if (slot.cell_id, key) in indexed or exists(base + ".result.json"):
+        paths = CellPaths.of(root, slot.cell_id, key)
+        if (slot.cell_id, key) in indexed or exists(paths.result):
             cached.append(slot)
-        elif not retry_failed and exists(base + ".failed.json"):
+        elif not retry_failed and exists(paths.failed):
             blocked.append(slot)
         else:
             to_run.append(slot)

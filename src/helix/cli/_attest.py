@@ -85,7 +85,7 @@ def attest_cmd(
     The attestation is a stable, byte-identical payload: sign it with your own tooling if you need to
     (Helix holds no keys). Check it later with `helix verify FILE`.
     """
-    from .._util import write_atomic
+    from .._util import git_commit, write_atomic
     from ..campaign import attest
     from ..models import price_table_hash
 
@@ -93,8 +93,6 @@ def attest_cmd(
     prov = _provenance(provenance)
     prov.setdefault("price_table_hash", price_table_hash())
     if "code_commit" not in prov:
-        from ..campaign._config import git_commit
-
         prov["code_commit"] = git_commit()
     attested = attest(report, prov)
     target = out or _attestation_path(file)

@@ -128,15 +128,10 @@ def run_demo_campaign(out_dir: str | Path, *, reps: int = DEMO_CAMPAIGN_REPS) ->
     """
     import asyncio
 
-    from ..campaign import (
-        example_config_path,
-        load_campaign_config,
-        resolve_campaign,
-        run_configured_campaign,
-        write_campaign_report,
-    )
+    from ..campaign import load_campaign_config, resolve_campaign, write_campaign_report
+    from ._resources import campaign_config_path
 
-    config = load_campaign_config(example_config_path()).model_copy(update={"reps": reps})
+    config = load_campaign_config(campaign_config_path()).model_copy(update={"reps": reps})
     run_dir = Path(out_dir) / "campaign"
-    result = asyncio.run(run_configured_campaign(resolve_campaign(config, run_dir=run_dir)))
+    result = asyncio.run(resolve_campaign(config, run_dir=run_dir).run())
     return result, write_campaign_report(run_dir)
