@@ -316,3 +316,15 @@ def test_cache_identity_follows_what_decides_results_only(tmp_path: Path) -> Non
     assert "cached 0 · to run 3" in runner.invoke(app, ["campaign", "plan", str(config)]).output
     config.write_text(text.replace("commit: test-commit", "commit: other-commit"))
     assert "cached 0 · to run 3" in runner.invoke(app, ["campaign", "plan", str(config)]).output
+
+
+def test_a_deleted_cell_file_is_reported_and_run_again(tmp_path: Path) -> None:
+    config = _config(tmp_path, reps=1)
+    assert runner.invoke(app, ["campaign", "run", str(config), "--no-report"]).exit_code == 0
+    next((tmp_path / "run" / "cells" / "cancel-pending@r0").glob("*.result.json")).unlink()
+    plan = runner.invoke(app, ["campaign", "plan", str(config)])
+    assert "cached 2 · to run 1" in plan.output
+    assert "cancel-pending@r0: its result file is gone" in " ".join(plan.output.split())
+    rerun = runner.invoke(app, ["campaign", "run", str(config), "--no-report"])
+    assert rerun.exit_code == 0 and "2 cached · 1 dispatched" in rerun.output
+    assert "cache: 1 cell(s) did not match the cache index" in rerun.output

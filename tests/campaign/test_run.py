@@ -12,6 +12,7 @@ import pytest
 from helix import AdmissionRejectedError, CampaignAbortedError, ModelHTTPError, UsageError
 from helix.campaign import (
     CampaignProgress,
+    CampaignResult,
     CellContext,
     CellPaths,
     CellResult,
@@ -376,3 +377,34 @@ def test_files_of_version_1_are_read_with_the_judge_stage_renamed(tmp_path: Path
     Path(paths.failed).write_bytes(orjson.dumps({**data, "version": 99}))
     with pytest.raises(Exception, match="format version 99"):
         CellResult.model_validate_json(Path(paths.failed).read_bytes())
+
+
+def test_the_cell_file_is_the_source_of_truth_and_the_index_never_overrides_it(tmp_path: Path) -> None:
+    first: CampaignResult = run(tmp_path, Counting())  # type: ignore[assignment]
+    by = {c.cell_id: c for c in first.cells}
+
+    def result_file(cell_id: str) -> Path:
+        return Path(CellPaths.of(tmp_path, cell_id, by[cell_id].cache_key).result)
+
+    result_file("s0@r0").unlink()  # deleted
+    result_file("s1@r1").write_bytes(result_file("s1@r1").read_bytes()[:40])  # truncated
+    edited = orjson.loads(result_file("s2@r2").read_bytes())
+    edited.update(scores={"correct": 0.0}, composite=0.0)  # edited by hand
+    result_file("s2@r2").write_bytes(orjson.dumps(edited))
+
+    again = Counting()
+    second: CampaignResult = run(tmp_path, again)  # type: ignore[assignment]
+    assert again.calls == {"s0@r0": 1, "s1@r1": 1}, "a missing or corrupt cell file runs that cell again"
+    cells = {c.cell_id: c for c in second.cells}
+    assert cells["s2@r2"].scores == {"correct": 0.0}, "the edited file is what counts, not the index"
+    problems = "\n".join(second.cache_problems)
+    assert len(second.cache_problems) == 3, problems
+    assert "s0@r0: its result file is gone" in problems
+    assert "s1@r1: its result file is unreadable" in problems
+    assert "s2@r2: its result file changed after the cache index recorded it" in problems
+
+    # the index was brought up to date: the next rerun finds nothing wrong and runs nothing
+    third_dispatch = Counting()
+    third: CampaignResult = run(tmp_path, third_dispatch)  # type: ignore[assignment]
+    assert third_dispatch.calls == {} and third.cache_problems == []
+    assert {c.cell_id: c.scores for c in third.cells} == {c.cell_id: c.scores for c in second.cells}

@@ -242,7 +242,7 @@ class CellRunner:
             )
             if error is None:
                 write_atomic(paths.result, payload, fsync=self.fsync)
-                self.index.append(payload)
+                self.index.append(slot.cell_id, key, payload, paths.result)
                 if not fresh or attempt > 1:
                     try:
                         os.unlink(paths.failed)  # an earlier run's failure is now superseded

@@ -11,12 +11,13 @@ last few results, which a rerun dispatches again, but never leaves a half-writte
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._aggregate import CampaignAggregates, aggregate_cells
 from ._cell_run import CampaignProgress, CellRunner, ProgressCallback
@@ -64,6 +65,9 @@ class CampaignResult(BaseModel):
     cost_usd: float
     """Known cost of the cells in this result (cached cells included: what the results cost)."""
     cost_complete: bool
+    cache_problems: list[str] = Field(default_factory=list)
+    """What the cache check found: result files gone, unreadable, or changed since the cache index
+    recorded them. A gone or unreadable file's cell ran again; a changed file was used as it is."""
 
     @property
     def failed_cells(self) -> list[CellResult]:
@@ -78,6 +82,39 @@ def _load(path: str) -> tuple[CellResult, bytes] | None:
         return CellResult.model_validate_json(raw), raw
     except (OSError, ValidationError):
         return None
+
+
+def _load_cached(
+    plan: CampaignPlan, slot: CellScheduleSlot, index: ResultIndex, problems: list[str]
+) -> CellResult | None:
+    """A cached cell's result: the index's bytes while they vouch for the file, else the file itself.
+
+    None (the cell runs again) when the file is unreadable or holds another cell; a file that
+    differs from what the index recorded is used and reported.
+    """
+    key = plan.keys[slot.index]
+    line = plan.indexed.get((slot.cell_id, key))
+    if line is not None:
+        try:
+            return CellResult.model_validate_json(line)
+        except ValidationError:
+            pass  # indexed by a Helix whose format this one does not read: the file decides
+    path = CellPaths.of(plan.run_dir, slot.cell_id, key).result
+    loaded = _load(path)
+    if loaded is None or (loaded[0].cell_id, loaded[0].cache_key) != (slot.cell_id, key):
+        problems.append(
+            f"cell {slot.cell_id}: its result file is unreadable or not its own ({path}); it runs again"
+        )
+        return None
+    cached, raw = loaded
+    recorded = plan.index_hashes.get((slot.cell_id, key))
+    if recorded is not None and recorded != hashlib.sha256(raw).hexdigest():
+        problems.append(
+            f"cell {slot.cell_id}: its result file changed after the cache index recorded it; "
+            "the file is used as it is (delete it to run the cell again)"
+        )
+    index.append(slot.cell_id, key, raw, path)  # index it, so the next rerun reads one file
+    return cached
 
 
 async def run_campaign(
@@ -128,22 +165,10 @@ async def run_campaign(
     results: list[CellResult | None] = [None] * plan.total
     to_run: list[CellScheduleSlot] = list(plan.to_run)
     loaded_cached = 0
-    validate = CellResult.model_validate_json
+    problems = list(plan.cache_problems)
     index = ResultIndex(root, plan.identity)
     for slot in plan.cached:
-        key = plan.keys[slot.index]
-        cached: CellResult | None = None
-        line = plan.indexed.get((slot.cell_id, key))
-        if line is not None:
-            try:
-                cached = validate(line)
-            except ValidationError:
-                cached = None
-        if cached is None:
-            loaded = _load(CellPaths.of(root, slot.cell_id, key).result)
-            if loaded is not None:
-                cached, raw = loaded
-                index.append(raw.strip())  # repair the index, so the next rerun reads one file
+        cached = _load_cached(plan, slot, index, problems)
         if cached is None:
             to_run.append(slot)
         else:
@@ -206,6 +231,7 @@ async def run_campaign(
         retries=sum(c.retry_attempts for c in cells),
         cost_usd=sum(known),
         cost_complete=all(c.cost_complete and c.cost_usd is not None for c in cells),
+        cache_problems=problems,
     )
 
 

@@ -3,7 +3,7 @@
 The cache key of a cell hashes the campaign identity (caller commit, config, ``dispatch_ref``, the
 scorers' names) with the scenario's full content, the repetition and the seed. A cell is cached
 when its result file exists (see :mod:`._paths` for the layout); the cache index only makes
-loading the results cheap.
+loading the results cheap, and only for files it vouches for (see :mod:`._index`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from .._exceptions import UsageError
 from .._util import canonical_json, content_hash
-from ._index import read_index
+from ._index import file_stat, read_index
 from ._model import Scenario
 from ._paths import CellPaths
 
@@ -165,7 +165,12 @@ class CampaignPlan:
     to_run: tuple[CellScheduleSlot, ...]
     blocked: tuple[CellScheduleSlot, ...]
     indexed: Mapping[tuple[str, str], bytes] = field(default_factory=dict, repr=False, compare=False)
-    """Raw result lines from the run's result index, by (cell_id, cache_key), for fast loading."""
+    """Result bytes from the cache index, by (cell_id, cache_key), for the cached cells whose file is
+    unchanged since it was indexed (same size, modification time and inode)."""
+    index_hashes: Mapping[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
+    """The indexed content hash of the other cached cells that have a line, to compare with the file."""
+    cache_problems: tuple[str, ...] = ()
+    """What the cache check found: result files gone although the index had them (those cells run)."""
 
     @property
     def total(self) -> int:
@@ -192,16 +197,32 @@ def plan_campaign_run(
     slots = build_cell_schedule(scenarios, seed, reps)
     identity = campaign_identity(commit=commit, config=config, dispatch_ref=dispatch_ref, scorers=scorers)
     keys = cell_cache_keys(identity, slots)
-    indexed = read_index(root, identity)
+    index = read_index(root, identity)
+    indexed: dict[tuple[str, str], bytes] = {}
+    index_hashes: dict[tuple[str, str], str] = {}
+    problems: list[str] = []
     cached: list[CellScheduleSlot] = []
     to_run: list[CellScheduleSlot] = []
     blocked: list[CellScheduleSlot] = []
     exists = os.path.exists
+    run_dir_str = os.fspath(root)  # once, not per cell: Path.__fspath__ is a cost at 100k cells
     for slot, key in zip(slots, keys, strict=True):
-        paths = CellPaths.of(root, slot.cell_id, key)
-        if (slot.cell_id, key) in indexed or exists(paths.result):
+        paths = CellPaths.of(run_dir_str, slot.cell_id, key)
+        entry = index.get((slot.cell_id, key))
+        stat = file_stat(paths.result)
+        if stat is not None:
             cached.append(slot)
-        elif not retry_failed and exists(paths.failed):
+            if entry is not None:
+                if entry.stat == stat:
+                    indexed[(slot.cell_id, key)] = entry.payload
+                else:
+                    index_hashes[(slot.cell_id, key)] = entry.sha256
+            continue
+        if entry is not None:
+            problems.append(
+                f"cell {slot.cell_id}: its result file is gone (the cache index still had it); it runs again"
+            )
+        if not retry_failed and exists(paths.failed):
             blocked.append(slot)
         else:
             to_run.append(slot)
@@ -214,4 +235,6 @@ def plan_campaign_run(
         to_run=tuple(to_run),
         blocked=tuple(blocked),
         indexed=indexed,
+        index_hashes=index_hashes,
+        cache_problems=tuple(problems),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+_PROBLEMS_SHOWN = 10
 EXIT_CELLS_FAILED = 1
 """Some cells failed (their receipts are in the run directory; a rerun tries them again)."""
 
@@ -61,11 +63,25 @@ def plan_cmd(config: ConfigArg, run_dir: RunDirOpt = None) -> None:
     )
     c.print(f"scorers:  {', '.join(s.name for s in resolved.scorers)}")
     c.print(f"cached {len(plan.cached)} · to run {len(plan.to_run)} · blocked {len(plan.blocked)}")
+    _print_cache_problems(c, plan.cache_problems)
     shown = plan.to_run[:10]
     if shown:
         c.print(
             "next to run: " + ", ".join(s.cell_id for s in shown) + (" ..." if len(plan.to_run) > 10 else "")
         )
+
+
+def _print_cache_problems(c: Console, problems: Sequence[str]) -> None:
+    """What the cache check found (the cell files decide; the index only caches them)."""
+    from rich.markup import escape
+
+    if not problems:
+        return
+    c.print(f"[yellow]cache: {len(problems)} cell(s) did not match the cache index[/yellow]")
+    for line in problems[:_PROBLEMS_SHOWN]:
+        c.print(f"  {escape(line)}")
+    if len(problems) > _PROBLEMS_SHOWN:
+        c.print(f"  ... and {len(problems) - _PROBLEMS_SHOWN} more")
 
 
 def _print_aggregates(c: Console, result: CampaignResult) -> None:
@@ -148,6 +164,7 @@ def run_cmd(
         f"{result.failed} failed · {result.retries} retries · "
         f"cost ${result.cost_usd:.4f}{'' if result.cost_complete else ' (some costs unknown)'}"
     )
+    _print_cache_problems(c, result.cache_problems)
     _print_aggregates(c, result)
     if report:
         c.print(f"report: {write_campaign_report(root)}")
