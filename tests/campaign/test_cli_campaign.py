@@ -328,3 +328,16 @@ def test_a_deleted_cell_file_is_reported_and_run_again(tmp_path: Path) -> None:
     rerun = runner.invoke(app, ["campaign", "run", str(config), "--no-report"])
     assert rerun.exit_code == 0 and "2 cached · 1 dispatched" in rerun.output
     assert "cache: 1 cell(s) did not match the cache index" in rerun.output
+
+
+def test_two_runs_in_different_directories_write_the_same_shared_files(tmp_path: Path) -> None:
+    config = _config(tmp_path, reps=1)  # its run_dir is an absolute path under tmp_path
+    for where in ("a", "b"):
+        res = runner.invoke(app, ["campaign", "run", str(config), "--run-dir", str(tmp_path / where / "run")])
+        assert res.exit_code == 0, res.output
+    for name in ("campaign.json", "summary.json", "report.html"):
+        a = (tmp_path / "a" / "run" / name).read_bytes()
+        assert a == (tmp_path / "b" / "run" / name).read_bytes(), name
+        assert str(tmp_path).encode() not in a, f"{name} holds an absolute path"
+    manifest = load_campaign_run(tmp_path / "a" / "run").manifest
+    assert manifest.version == 2 and "run_dir" not in manifest.config

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -60,12 +60,20 @@ class ManifestCell(BaseModel):
     cache_key: str
 
 
+MANIFEST_VERSION = 2
+"""Version 2: no paths (version 1 carried the config's ``run_dir``, not the directory used)."""
+
+
 class CampaignManifest(BaseModel):
-    """What a run directory was asked to run (``<run>/campaign.json``)."""
+    """What a run directory was asked to run (``<run>/campaign.json``).
+
+    It holds no path: it lives in the run directory it describes, so the same campaign run in two
+    directories writes the same bytes. Version 1 manifests are read as they are.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: int = 1
+    version: Literal[1, 2] = MANIFEST_VERSION
     name: str
     commit: str
     dispatch_ref: str | None = None
@@ -86,7 +94,10 @@ def campaign_manifest(
     dispatch_ref: str | None = None,
     config: dict[str, Any] | None = None,
 ) -> CampaignManifest:
-    """The manifest of a planned campaign (write it with ``write_atomic`` into the run directory)."""
+    """The manifest of a planned campaign (write it with ``write_atomic`` into the run directory).
+
+    A ``run_dir`` in ``config`` is left out: where the run lives is where the manifest is.
+    """
     return CampaignManifest(
         name=name,
         commit=commit,
@@ -94,7 +105,7 @@ def campaign_manifest(
         identity=plan.identity,
         seed=seed,
         reps=reps,
-        config=dict(config or {}),
+        config={k: v for k, v in (config or {}).items() if k != "run_dir"},
         cells=[
             ManifestCell(cell_id=s.cell_id, scenario_id=s.scenario.id, rep=s.rep, seed=s.seed, cache_key=k)
             for s, k in zip(plan.slots, plan.keys, strict=True)
@@ -321,8 +332,7 @@ def _header(run: CampaignRun) -> str:
     )
     return (
         f"<header><h1>Campaign · {esc(m.name)}</h1>"
-        f'<div class="meta"><dl><dt>Run</dt><dd><code>{esc(run.run_dir)}</code></dd>'
-        f"<dt>Commit</dt><dd><code>{esc(m.commit)}</code></dd>"
+        f'<div class="meta"><dl><dt>Commit</dt><dd><code>{esc(m.commit)}</code></dd>'
         f"<dt>Dispatch ref</dt><dd>{esc(m.dispatch_ref or 'none')}</dd>"
         f"<dt>Identity</dt><dd><code>{esc(m.identity)}</code></dd>"
         f"<dt>Design</dt><dd>{len({c.scenario_id for c in m.cells})} scenarios × {m.reps} reps, seed {m.seed}"
