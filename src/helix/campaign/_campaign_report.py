@@ -60,7 +60,7 @@ class ManifestCell(BaseModel):
     cache_key: str
 
 
-MANIFEST_VERSION = 2
+MANIFEST_VERSION: Literal[2] = 2
 """Version 2: no paths (version 1 carried the config's ``run_dir``, not the directory used)."""
 
 
