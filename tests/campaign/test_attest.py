@@ -123,3 +123,34 @@ def test_cli_attest_then_verify_then_tamper(tmp_path: Path) -> None:
 
     bad_prov = runner.invoke(app, ["attest", str(report), "--provenance", '{"seed": 1}'])
     assert bad_prov.exit_code == 2
+
+
+def test_cli_attest_of_a_campaign_summary_records_its_provenance(tmp_path: Path) -> None:
+    from helix.examples import campaign_config_path
+
+    config = tmp_path / "campaign.yaml"
+    config.write_text(
+        campaign_config_path()
+        .read_text()
+        .replace("reps: 3", "reps: 1")
+        .replace("seed: 7", "seed: 11")
+        .replace("runs/support-shop", str(tmp_path / "run"))
+    )
+    runner = CliRunner()
+    assert runner.invoke(app, ["campaign", "run", str(config), "--no-report"]).exit_code == 0
+    summary = tmp_path / "run" / "summary.json"
+    res = runner.invoke(app, ["attest", str(summary)])
+    assert res.exit_code == 0, res.output
+    att = AttestedReport.model_validate_json(
+        (tmp_path / "run" / "summary.json.attestation.json").read_bytes()
+    )
+    assert att.provenance.seeds == [11]
+    assert att.provenance.code_commit == "helix-examples-support-shop-v1"
+    assert att.provenance.model_versions == {"agent": "helix-examples/scripted-support-agent"}
+    assert "seeds [11]" in res.output
+    # what --provenance says wins over what the summary records
+    res = runner.invoke(app, ["attest", str(summary), "--provenance", '{"code_commit": "abc"}'])
+    att = AttestedReport.model_validate_json(
+        (tmp_path / "run" / "summary.json.attestation.json").read_bytes()
+    )
+    assert att.provenance.code_commit == "abc" and att.provenance.seeds == [11]

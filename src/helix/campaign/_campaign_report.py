@@ -44,7 +44,8 @@ __all__ = [
 
 _RECEIPT_SHOWN_CHARS = 6000
 SUMMARY_VERSION = 2
-"""``summary.json`` version 2: aggregates ``by_scorer`` (version 1: ``by_judge``)."""
+"""``summary.json`` version 2: aggregates ``by_scorer`` (version 1: ``by_judge``); seed, reps and the
+served models recorded."""
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
 
 
@@ -113,16 +114,22 @@ def campaign_manifest(
     )
 
 
-def campaign_summary(result: CampaignResult, *, name: str, commit: str) -> dict[str, Any]:
+def campaign_summary(
+    result: CampaignResult, *, name: str, commit: str, seed: int, reps: int
+) -> dict[str, Any]:
     """The counts and aggregates of a finished ``run_campaign`` (no cell bodies): ``summary.json``.
 
     Small and deterministic for the same cells (the session id is left out), so it is the natural
-    thing to pass to ``helix attest``.
+    thing to pass to ``helix attest``, which takes the provenance it records (commit, seed, the
+    served models) from it.
     """
     return {
         "version": SUMMARY_VERSION,
         "name": name,
         "commit": commit,
+        "seed": seed,
+        "reps": reps,
+        "served_models": sorted({c.served_model for c in result.cells if c.served_model is not None}),
         "identity": result.identity,
         "total": result.total,
         "finished": result.total - result.failed,

@@ -447,7 +447,8 @@ class ResolvedCampaign:
             fsync=fsync,
         )
         write_json_atomic(
-            self.run_dir / SUMMARY_FILE, campaign_summary(result, name=cfg.name, commit=self.commit)
+            self.run_dir / SUMMARY_FILE,
+            campaign_summary(result, name=cfg.name, commit=self.commit, seed=cfg.seed, reps=cfg.reps),
         )
         return result
 
