@@ -72,6 +72,8 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
     from ._episodes import criteria_path, generate_episodes
 
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; pass a directory for the demo's traces, run and report")
     run = out / "run"
     if run.exists():
         if not (run / "run.json").exists():
