@@ -40,16 +40,20 @@ def never(cell: FinishedCell) -> float | None:
     return None
 
 
-def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
-    result = run_campaign_sync(
+def _hand_campaign(run_dir: Path) -> CampaignResult:
+    return run_campaign_sync(
         [Scenario(id="a"), Scenario(id="b")],
         dispatch,
         [accuracy, tone, never],
-        run_dir=tmp_path,
+        run_dir=run_dir,
         commit="c",
         reps=3,
         seed=11,
     )
+
+
+def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
+    result = _hand_campaign(tmp_path)
     agg = result.aggregates
     assert set(agg.by_scorer) == {"accuracy", "tone"}  # the scorer that measured nothing has no entry
 
@@ -77,15 +81,7 @@ def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
     assert b.mean == pytest.approx((0.75 + 0.25 + 0.625) / 3)
 
     # Seeded: the same cells give the same intervals, also when a rerun reads them from the cache.
-    again = run_campaign_sync(
-        [Scenario(id="a"), Scenario(id="b")],
-        dispatch,
-        [accuracy, tone, never],
-        run_dir=tmp_path,
-        commit="c",
-        reps=3,
-        seed=11,
-    )
+    again = _hand_campaign(tmp_path)
     assert again.cached == 6 and again.aggregates == agg
 
 

@@ -13,9 +13,11 @@ from helix.campaign import (
     CampaignResult,
     CellContext,
     DispatchResult,
+    EvalCampaignContext,
     Scenario,
     run_agent_matrix_sync,
     run_campaign_sync,
+    run_eval_campaign,
     run_eval_sync,
 )
 
@@ -36,5 +38,15 @@ def sync_wrappers_keep_their_signatures() -> None:
     run_campaign_sync(scenarios, dispatch, run_dir="r", commit="c", reps="2")  # type: ignore[arg-type]
     run_campaign_sync(scenarios, dispatch, run_dir="r", comit="c")  # type: ignore[call-arg]
     run_eval_sync(scenarios, dispatch, {}, run_dir="r", commit="c", reps=2)  # type: ignore[call-arg]
+    run_eval_sync(scenarios, dispatch, {}, run_dir="r", commit="c", max_concurrency="8")  # type: ignore[arg-type]
     cells = run_agent_matrix_sync({"x": [1, 2]}, square)
     assert_type(cells[0].value, int | None)
+
+
+async def runner(ctx: EvalCampaignContext) -> str:
+    return "done"
+
+
+async def eval_campaign_options_are_checked() -> None:
+    await run_eval_campaign([Scenario(id="a")], runner, {}, run_dir="r", commit="c", reps=2, fsync=True)
+    await run_eval_campaign([Scenario(id="a")], runner, {}, run_dir="r", commit="c", rep=2)  # type: ignore[call-arg]

@@ -15,16 +15,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import RunError, UsageError
 from ..traces import Event, EventKind, Trace, Usage
-from ._cell_run import ProgressCallback
-from ._failures import CellRetry
 from ._model import CellContext, DispatchResult, Scenario
-from ._run import CampaignResult, run_campaign
+from ._run import CampaignOptions, CampaignResult, run_campaign
 from ._scorers import Scorer, ScorerFn
 
 __all__ = [
@@ -235,21 +233,12 @@ async def run_eval_campaign(
     commit: str,
     integrity_checks: Sequence[IntegrityCheck] = (),
     seed: int = 0,
-    reps: int = 1,
-    config: Mapping[str, Any] | None = None,
-    dispatch_ref: str | None = None,
-    max_concurrency: int = 8,
-    abort_on_cell_error: bool = False,
-    cell_retry: CellRetry | None = None,
-    retry_failed: bool = True,
-    progress: ProgressCallback | None = None,
-    fsync: bool = False,
-    bootstrap_resamples: int = 2000,
+    **options: Unpack[CampaignOptions],
 ) -> EvalCampaignResult:
     """Run a campaign whose runner is handed pre-wired capture; integrity checks gate the start.
 
     Every check in ``integrity_checks`` runs first; if any reports a problem, nothing is
-    dispatched and :class:`~helix.UsageError` lists them all. The other arguments are those of
+    dispatched and :class:`~helix.UsageError` lists them all. The other options are those of
     :func:`run_campaign`.
     """
     problems = [
@@ -262,22 +251,7 @@ async def run_eval_campaign(
             + "\nFix the setup (a real backend, full capture wired) and run again."
         )
     result = await run_campaign(
-        scenarios,
-        _dispatch_for(runner),
-        scorers,
-        run_dir=run_dir,
-        commit=commit,
-        seed=seed,
-        reps=reps,
-        config=config,
-        dispatch_ref=dispatch_ref,
-        max_concurrency=max_concurrency,
-        abort_on_cell_error=abort_on_cell_error,
-        cell_retry=cell_retry,
-        retry_failed=retry_failed,
-        progress=progress,
-        fsync=fsync,
-        bootstrap_resamples=bootstrap_resamples,
+        scenarios, _dispatch_for(runner), scorers, run_dir=run_dir, commit=commit, seed=seed, **options
     )
     records = tuple(
         CaptureRecord(

@@ -15,7 +15,7 @@ import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -235,6 +235,30 @@ async def run_campaign(
     )
 
 
+class EvalOptions(TypedDict, total=False):
+    """The keyword options of :func:`run_campaign` other than the design (``seed``, ``reps``).
+
+    Written once, so :func:`run_eval` and ``run_eval_campaign`` pass them through typed: a type
+    checker checks each keyword against this, and the defaults are :func:`run_campaign`'s.
+    """
+
+    config: Mapping[str, Any] | None
+    dispatch_ref: str | None
+    max_concurrency: int
+    abort_on_cell_error: bool
+    cell_retry: CellRetry | None
+    retry_failed: bool
+    progress: ProgressCallback | None
+    fsync: bool
+    bootstrap_resamples: int
+
+
+class CampaignOptions(EvalOptions, total=False):
+    """:class:`EvalOptions` and the repetitions."""
+
+    reps: int
+
+
 async def run_eval(
     scenarios: Sequence[Scenario],
     dispatch: Dispatch,
@@ -243,37 +267,14 @@ async def run_eval(
     run_dir: str | Path,
     commit: str,
     seed: int = 0,
-    config: Mapping[str, Any] | None = None,
-    dispatch_ref: str | None = None,
-    max_concurrency: int = 8,
-    abort_on_cell_error: bool = False,
-    cell_retry: CellRetry | None = None,
-    retry_failed: bool = True,
-    progress: ProgressCallback | None = None,
-    fsync: bool = False,
-    bootstrap_resamples: int = 2000,
+    **options: Unpack[EvalOptions],
 ) -> CampaignResult:
     """Just score: one run per scenario, scored and aggregated (no loop, no gate).
 
-    The simplest preset over :func:`run_campaign` (``reps=1``); the other arguments are its own.
+    The simplest preset over :func:`run_campaign` (``reps=1``); the other options are its own.
     """
     return await run_campaign(
-        scenarios,
-        dispatch,
-        scorers,
-        run_dir=run_dir,
-        commit=commit,
-        seed=seed,
-        reps=1,
-        config=config,
-        dispatch_ref=dispatch_ref,
-        max_concurrency=max_concurrency,
-        abort_on_cell_error=abort_on_cell_error,
-        cell_retry=cell_retry,
-        retry_failed=retry_failed,
-        progress=progress,
-        fsync=fsync,
-        bootstrap_resamples=bootstrap_resamples,
+        scenarios, dispatch, scorers, run_dir=run_dir, commit=commit, seed=seed, reps=1, **options
     )
 
 
