@@ -225,7 +225,7 @@ def prep_run(
     record it). Unchanged files are not rewritten, so PREP on the same inputs is idempotent; packets
     of units that no longer exist are removed, verdict files are never removed.
     """
-    from .. import __version__
+    from .._version import __version__
 
     trace_list = list(traces)
     units = build_units(trace_list, matrix, axis=unit)
