@@ -275,3 +275,24 @@ def test_invalid_open_arguments() -> None:
         open_model(spec, max_retries=-1)
     with pytest.raises(UsageError, match="timeout_s"):
         open_model(spec, timeout_s=0)
+
+
+def test_openai_cached_prompt_tokens_are_read_into_usage_and_priced(no_sleep: RecordingSleep) -> None:
+    long_system: list[ChatMessage] = [
+        {"role": "system", "content": "You are a careful judge. " * 400},
+        {"role": "user", "content": "Is 2+2 four?"},
+    ]
+
+    async def go() -> list[Any]:
+        async with ScriptedLLMServer(lambda req: "yes", prompt_cache=True) as srv:
+            model = open_model(srv.spec(OPENAI), sleep=no_sleep, rng=random.Random(0))
+            try:
+                return [await model.complete(long_system) for _ in range(2)]
+            finally:
+                await model.aclose()
+
+    first, second = run(go)
+    assert first.usage.cached_input_tokens == 0
+    assert second.usage.cached_input_tokens >= 1024 and second.usage.cached_input_tokens % 128 == 0
+    assert second.usage.input_tokens == first.usage.input_tokens
+    assert second.cost_usd is not None and first.cost_usd is not None and second.cost_usd < first.cost_usd

@@ -12,6 +12,7 @@ whole file, whose instructions, schema and example are not what is judged.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +74,7 @@ class PacketView:
         )
 
 
-def _bad(path: Path, message: str, field: str | None = None) -> InputFileError:
+def _bad(path: str, message: str, field: str | None = None) -> InputFileError:
     return InputFileError(
         f"{message}; re-create it with `helix judge prep` (prep_run)", path=path, field=field
     )
@@ -86,9 +87,10 @@ def read_packet_view(path: str | Path, key: str) -> PacketView:
     packet. Fields that are not judged (instructions, verdict path and format, trace ids) are not
     read: the key covers everything a judge is shown.
     """
-    p = Path(path)
+    p = os.fspath(path)  # a str, not a Path: this runs once per judged unit
     try:
-        data = orjson.loads(p.read_bytes())
+        with open(p, "rb") as fh:
+            data = orjson.loads(fh.read())
     except FileNotFoundError:
         raise _bad(p, "packet file is missing") from None
     except orjson.JSONDecodeError as exc:
@@ -171,6 +173,7 @@ class TrajectoryJudging:
 
     def __init__(self) -> None:
         self._prefixes: dict[bytes, PromptPrefix] = {}
+        self._judges: dict[tuple[str, float, str], JudgeInfo] = {}
 
     def key(self, packet: PacketView) -> str:
         return packet.key
@@ -185,12 +188,12 @@ class TrajectoryJudging:
         return render_messages(prefix, packet.trajectory)
 
     def parse(self, packet: PacketView, answer: str, *, source: str, served_model: str) -> VerdictFile:
-        judge = JudgeInfo(
-            runtime="model",
-            model=served_model,
-            temperature=packet.temperature,
-            prompt_version=packet.prompt_version,
-        )
+        who = (served_model, packet.temperature, packet.prompt_version)
+        judge = self._judges.get(who)
+        if judge is None:  # one immutable JudgeInfo per model and prompt, shared by its verdicts
+            judge = self._judges[who] = JudgeInfo(
+                runtime="model", model=served_model, temperature=who[1], prompt_version=who[2]
+            )
         return parse_verdict_text(
             answer, key=packet.key, criterion_ids=packet.criterion_ids, source=source, judge=judge
         )

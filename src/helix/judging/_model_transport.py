@@ -15,6 +15,7 @@ that have a verdict file, unscored ones included, unless ``rejudge_unscored=True
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -97,37 +98,47 @@ async def judge_packets_with_model(
     prompt_version = run.manifest.prompt_version
     tally = PassTally()
     total = len(pending.keys)
-    in_flight = anyio.Semaphore(concurrency)
+    packet_dir = f"{run.packet_dir}{os.sep}"
+    verdict_dir = f"{run.verdict_dir}{os.sep}"
+    run_dir = run.run_dir
+    # The re-derived traces and units are not needed past this point: let them go before the
+    # pass, so the garbage collector does not re-scan them while requests allocate.
+    del run
 
     async def unit(key: str) -> None:
-        async with in_flight:
-            started = datetime.now(UTC)
-            # Checked against its key: an edited packet raises InputFileError and ends the pass
-            # (verdicts already written stay; fix the packet or re-run prep, then run again).
-            view = read_packet_view(run.packet_path(key), key)
+        started = datetime.now(UTC)
+        # Checked against its key: an edited packet raises InputFileError and ends the pass
+        # (verdicts already written stay; fix the packet or re-run prep, then run again).
+        view = read_packet_view(f"{packet_dir}{key}.packet.json", key)
 
-            def attempt(call: int, n: int) -> None:
-                log.record_attempt(key, call, n)
+        def attempt(call: int, n: int) -> None:
+            log.record_attempt(key, call, n)
 
-            judgment = await judge_packet(kind, view, model, limiter=gate, on_attempt=attempt)
-            unscored = judgment.unscored
-            line = receipt_line(
-                key=key,
-                spec=spec,
-                calls=judgment.calls,
-                started_at=started,
-                failure=unscored.failure if unscored else None,
-                error=unscored.error if unscored else None,
-                prices=prices,
-            )
-            writer.submit(line, run.verdict_path(key), verdict_bytes(judgment, spec, prompt_version))
+        judgment = await judge_packet(kind, view, model, limiter=gate, on_attempt=attempt)
+        unscored = judgment.unscored
+        line = receipt_line(
+            key=key,
+            spec=spec,
+            calls=judgment.calls,
+            started_at=started,
+            failure=unscored.failure if unscored else None,
+            error=unscored.error if unscored else None,
+            prices=prices,
+        )
+        writer.submit(line, f"{verdict_dir}{key}.verdict.json", verdict_bytes(judgment, spec, prompt_version))
         tally.add(judgment, judgment.calls.known_cost)
         report(on_progress, tally, key, judgment.status, total)
 
+    queue = iter(pending.keys)
+
+    async def worker() -> None:
+        for key in queue:  # one shared iterator: each key goes to exactly one worker
+            await unit(key)
+
     try:
         async with anyio.create_task_group() as tg:
-            for key in pending.keys:
-                tg.start_soon(unit, key)
+            for _ in range(min(concurrency, total)):
+                tg.start_soon(worker)
     finally:
         try:
             writer.close()
@@ -135,7 +146,7 @@ async def judge_packets_with_model(
             log.close()
     stats = gate.rules.stats() if isinstance(gate, AdaptiveLimiter) else None
     return tally.summary(
-        run=run,
+        run_dir=run_dir,
         spec=spec,
         pending=pending,
         wall_s=time.perf_counter() - t0,

@@ -13,6 +13,8 @@ on this path and releases the GIL, so it overlaps with the event loop instead of
 
 from __future__ import annotations
 
+import asyncio
+import os
 import queue
 import threading
 from collections import Counter
@@ -143,11 +145,20 @@ def check_pin(run: JudgingRun, spec: ModelSpec) -> None:
         )
 
 
-def _is_unscored(path: Path) -> bool:
+def _is_unscored(path: str) -> bool:
     try:
-        return VerdictFile.model_validate_json(path.read_bytes()).status == "unscored"
-    except ValueError:  # a broken verdict file is AGGREGATE's to report, not ours to overwrite
+        with open(path, "rb") as fh:
+            data = orjson.loads(fh.read())
+    except (OSError, orjson.JSONDecodeError):  # a broken verdict file is AGGREGATE's to report
         return False
+    return isinstance(data, dict) and data.get("status") == "unscored"
+
+
+def _names(directory: Path) -> set[str]:
+    try:
+        return {entry.name for entry in os.scandir(directory)}
+    except FileNotFoundError:
+        return set()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,21 +174,25 @@ class Pending:
 
 def pending_units(run: JudgingRun, *, rejudge_unscored: bool) -> Pending:
     """Keys of the LLM units still to judge; a missing packet fails the pass before any call."""
+    verdicts = _names(run.verdict_dir)
+    packets = _names(run.packet_dir)
+    verdict_dir = f"{run.verdict_dir}{os.sep}"
     keys: list[str] = []
     existing = still_unscored = 0
     for unit in run.units:
         if unit.kind != "llm":
             continue
-        verdict_path = run.verdict_path(unit.key)
-        if verdict_path.is_file():
-            unscored = _is_unscored(verdict_path)
+        name = f"{unit.key}.verdict.json"
+        if name in verdicts:
+            unscored = _is_unscored(verdict_dir + name)
             if not (rejudge_unscored and unscored):
                 existing += 1
                 still_unscored += unscored
                 continue
-        path = run.packet_path(unit.key)
-        if not path.is_file():
-            raise InputFileError("packet file is missing; re-run prep to rewrite it", path=path)
+        if f"{unit.key}.packet.json" not in packets:
+            raise InputFileError(
+                "packet file is missing; re-run prep to rewrite it", path=run.packet_path(unit.key)
+            )
         keys.append(unit.key)
     return Pending(keys=keys, existing=existing, still_unscored=still_unscored)
 
@@ -254,34 +269,50 @@ def verdict_bytes(judgment: Judgment[VerdictFile], spec: ModelSpec, prompt_versi
 
 
 class VerdictWriter:
-    """Appends unit receipts and writes verdict files on one background thread, in submission order."""
+    """Appends unit receipts and writes verdict files on one background thread, in submission order.
+
+    Submissions made during one turn of the event loop are handed over together, so the thread
+    wakes once per turn rather than once per unit.
+    """
 
     def __init__(self, receipts: ReceiptLog) -> None:
         self._receipts = receipts
-        self._queue: queue.SimpleQueue[tuple[bytes, Path, bytes] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[list[tuple[bytes, str, bytes]] | None] = queue.SimpleQueue()
+        self._batch: list[tuple[bytes, str, bytes]] = []
+        self._flush_scheduled = False
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="helix-verdict-writer", daemon=True)
         self._thread.start()
 
-    def submit(self, receipt: bytes, verdict_path: Path, verdict: bytes) -> None:
-        """Queue one unit's receipt line and verdict file."""
+    def submit(self, receipt: bytes, verdict_path: str, verdict: bytes) -> None:
+        """Queue one unit's receipt line and verdict file (call from the event loop)."""
         if self._error is not None:
             raise RunError(f"writing verdicts failed: {self._error}") from self._error
-        self._queue.put((receipt, verdict_path, verdict))
+        self._batch.append((receipt, verdict_path, verdict))
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if self._batch:
+            self._queue.put(self._batch)
+            self._batch = []
 
     def _run(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is not None:
-                continue  # drain; the first error is reported by submit/close
-            receipt, path, data = item
-            try:
-                self._receipts.append_raw(receipt)  # the receipt is on record before its verdict
-                write_atomic(path, data, fsync=False)
-            except BaseException as exc:  # surfaced on the event loop by submit/close
-                self._error = exc
+        while (batch := self._queue.get()) is not None:
+            for receipt, path, data in batch:
+                if self._error is not None:
+                    break  # drain; the first error is reported by submit/close
+                try:
+                    self._receipts.append_raw(receipt)  # the receipt is on record before its verdict
+                    write_atomic(path, data, fsync=False)
+                except BaseException as exc:  # surfaced on the event loop by submit/close
+                    self._error = exc
 
     def close(self) -> None:
         """Wait for every queued write; raise if any failed."""
+        self._flush()
         self._queue.put(None)
         self._thread.join()
         if self._error is not None:
@@ -330,7 +361,7 @@ class PassTally:
     def summary(
         self,
         *,
-        run: JudgingRun,
+        run_dir: Path,
         spec: ModelSpec,
         pending: Pending,
         wall_s: float,
@@ -340,7 +371,7 @@ class PassTally:
     ) -> ModelJudgeSummary:
         """The pass summary."""
         return ModelJudgeSummary(
-            run_dir=run.run_dir,
+            run_dir=run_dir,
             model=spec.ref,
             pending=len(pending.keys),
             judged=self.judged,
