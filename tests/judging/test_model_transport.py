@@ -25,7 +25,7 @@ from helix.judging import (
     prep_run,
 )
 from helix.models import Model, ModelSpec, open_model, parse_model_spec, read_receipt_log, read_receipts
-from helix.models.testing import RecordedRequest, ScriptedLLMServer, ScriptedReply
+from helix.models.testing import RateLimit, RecordedRequest, ScriptedLLMServer, ScriptedReply
 from helix.traces import Message, Trace
 
 OPENAI = "openai/gpt-4o-2024-08-06"
@@ -313,3 +313,25 @@ def test_receipts_record_cached_prompt_tokens_and_anthropic_marks_the_shared_pre
     assert [r.cache_write_tokens > 0 for r in receipts] == [True, False, False]
     assert [r.cached_input_tokens > 0 for r in receipts] == [False, True, True]
     assert all(r.input_tokens > r.cached_input_tokens + r.cache_write_tokens for r in receipts)
+
+
+def test_a_high_ceiling_backs_off_to_a_rate_limited_provider_and_every_unit_ends_judged(
+    tmp_path: Path,
+) -> None:
+    run_dir = prep(tmp_path, n=40)
+
+    async def go() -> tuple[ModelJudgeSummary, int, int]:
+        async with ScriptedLLMServer(verdict_answer, latency_s=0.05, rate_limit=RateLimit(rate=20)) as srv:
+            model = open_model(srv.spec(OPENAI), max_retries=20)
+            try:
+                summary = await judge_packets_with_model(run_dir, model, concurrency=512)
+            finally:
+                await model.aclose()
+            return summary, srv.request_count, srv.statuses[429]
+
+    summary, requests, limited = asyncio.run(go())
+    assert (summary.judged, summary.unscored) == (40, 0)
+    assert limited > 0 and requests == 40 + limited  # each 429 retried, none lost
+    assert summary.limiter is not None and summary.limiter.decreases >= 1
+    assert summary.limiter.window < 64  # far below the ceiling of 512
+    assert len(read_receipt_log(run_dir).attempts) == requests

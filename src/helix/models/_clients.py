@@ -161,12 +161,15 @@ class _HttpModel:
                         return completion
                 else:
                     failure = status_failure(resp.status, resp.headers, resp.body)
+            overload = failure.status_code is not None and is_overload_status(failure.status_code)
             if limiter is not None:
-                overload = failure.status_code is not None and is_overload_status(failure.status_code)
                 limiter.release(ticket, "overload" if overload else "other", retry_after=failure.retry_after)
             if not failure.retryable or attempts > policy.max_retries:
                 raise give_up(failure, model=self._spec.ref, attempts=attempts) from cause
-            await self._sleep(policy.delay(attempts, self._rng, failure.retry_after))
+            # Under a limiter, the limiter paces the provider: an overloaded attempt waits only the
+            # first backoff step (and Retry-After), not a growing one that idles the unit for long.
+            step = 1 if (overload and limiter is not None) else attempts
+            await self._sleep(policy.delay(step, self._rng, failure.retry_after))
 
 
 def _openai_usage(u: dict[str, Any]) -> TokenUsage:

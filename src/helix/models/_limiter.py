@@ -5,10 +5,12 @@ accepts. Every HTTP attempt takes a slot and reports back how it went:
 
 * **slow start**: the window starts small (``initial``, 16) and grows by one per success, so it
   doubles each round trip until the ceiling or the first overload signal;
-* **overload** (HTTP 429, 503, 529): the window shrinks to ``beta`` (0.7) of itself, at most once
-  per window of requests (signals from requests sent before the last decrease are the same
-  congestion, not new evidence), and from then on sends are paced at ``window / min_rtt`` so a
-  window reopening after a pause does not go out as one burst;
+* **overload** (HTTP 429, 503, 529): the window shrinks to ``beta`` (0.7) of itself, or to what the
+  provider has been answering (answers per second over the last second, times the shortest round
+  trip: TCP Westwood's estimate) when that is smaller, at most once per window of requests (signals
+  from requests sent before the last decrease are the same congestion, not new evidence); from then
+  on sends are paced at ``window / min_rtt`` so a window reopening after a pause does not go out as
+  one burst;
 * **Retry-After**: no attempt is sent before the time the server asked for (capped at 60 s);
 * **additive increase** after the first overload: ``min(1/window, (1 - beta) * window /
   probe_requests)`` per success, i.e. one more slot per round trip for large windows, and for small
@@ -83,7 +85,8 @@ class AimdWindow:
         *,
         initial: int = 16,
         beta: float = 0.7,
-        probe_requests: int = 40,
+        probe_requests: int = 80,
+        slow_start_step: float = 0.5,
         min_window: float = 1 / 16,
         adaptive: bool = True,
     ) -> None:
@@ -96,6 +99,7 @@ class AimdWindow:
         self.window = float(min(initial, max_concurrency)) if adaptive else self.max
         self.beta = beta
         self.probe_requests = probe_requests
+        self.slow_start_step = slow_start_step
         self.min_window = min_window
         self.ssthresh = self.max
         self.in_flight = 0
@@ -103,6 +107,7 @@ class AimdWindow:
         self.min_rtt: float | None = None
         self.paced = False
         self._last_send = -math.inf
+        self._delivered: deque[float] = deque()
         self._issued = 0
         self._recover = 0
         self._seen_min = self.window
@@ -132,20 +137,44 @@ class AimdWindow:
         self._last_send = now
         return self._issued
 
-    def on_success(self, ticket: int, rtt: float) -> None:
-        """The attempt ``ticket`` was answered after ``rtt`` seconds."""
+    def on_success(self, ticket: int, rtt: float, now: float) -> None:
+        """The attempt ``ticket`` was answered at ``now``, ``rtt`` seconds after it was sent."""
         self.in_flight -= 1
         self.successes += 1
         if rtt > 0.0 and (self.min_rtt is None or rtt < self.min_rtt):
             self.min_rtt = rtt
         if not self.adaptive:
             return
+        delivered = self._delivered
+        delivered.append(now)
+        horizon = now - self._horizon()
+        while delivered[0] < horizon:
+            delivered.popleft()
         if self.window < self.ssthresh:
-            self.window = min(self.max, self.window + 1.0)
+            self.window = min(self.max, self.window + self.slow_start_step)
         else:
             step = min(1.0 / self.window, (1.0 - self.beta) * self.window / self.probe_requests)
             self.window = min(self.max, self.window + step)
         self._seen_max = max(self._seen_max, self.window)
+
+    def _horizon(self) -> float:
+        """How far back the delivery rate looks: two round trips (at least 0.1 s).
+
+        Short enough that a burst the provider allowed at the start (a full token bucket) has left
+        the estimate by the second decrease; long enough to hold a round trip's answers.
+        """
+        return max(0.1, 2.0 * (self.min_rtt or 0.0))
+
+    def delivery_rate(self, now: float) -> float | None:
+        """Answers per second over the recent horizon (None before two answers)."""
+        delivered = self._delivered
+        horizon = now - self._horizon()
+        while delivered and delivered[0] < horizon:
+            delivered.popleft()
+        if len(delivered) < 2:
+            return None
+        span = max(now - delivered[0], self.min_rtt or 0.0, 1e-6)
+        return len(delivered) / span
 
     def on_overload(self, ticket: int, now: float, retry_after: float | None) -> None:
         """The attempt ``ticket`` was turned away for load (429/503/529) at ``now``."""
@@ -155,7 +184,13 @@ class AimdWindow:
             self.pause_until = max(self.pause_until, now + min(retry_after, MAX_PAUSE_S))
         if not self.adaptive or ticket <= self._recover:
             return  # sent before the last decrease: the same congestion, already acted on
-        self.window = max(self.min_window, self.window * self.beta)
+        target = self.window * self.beta
+        rate = self.delivery_rate(now)
+        if rate is not None and self.min_rtt is not None:
+            # What the provider has been answering, times the round trip, is the window it sustains
+            # (TCP Westwood's estimate): after a burst hid the limit, one step lands near it.
+            target = min(target, rate * self.min_rtt)
+        self.window = max(self.min_window, target)
         self.ssthresh = self.window
         self._recover = self._issued
         self.paced = True
@@ -188,10 +223,16 @@ class AdaptiveLimiter:
         adaptive: bool = True,
         initial: int = 16,
         beta: float = 0.7,
-        probe_requests: int = 40,
+        probe_requests: int = 80,
+        slow_start_step: float = 0.5,
     ) -> None:
         self.rules = AimdWindow(
-            max_concurrency, initial=initial, beta=beta, probe_requests=probe_requests, adaptive=adaptive
+            max_concurrency,
+            initial=initial,
+            beta=beta,
+            probe_requests=probe_requests,
+            slow_start_step=slow_start_step,
+            adaptive=adaptive,
         )
         self._waiters: deque[asyncio.Future[int]] = deque()
         self._timer: asyncio.TimerHandle | None = None
@@ -232,7 +273,7 @@ class AdaptiveLimiter:
         self, ticket: int, outcome: Outcome, *, rtt: float = 0.0, retry_after: float | None = None
     ) -> None:
         if outcome == "ok":
-            self.rules.on_success(ticket, rtt)
+            self.rules.on_success(ticket, rtt, self._now())
         elif outcome == "overload":
             self.rules.on_overload(ticket, self._now(), retry_after)
         else:
