@@ -19,20 +19,18 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast, runtime_checkable
 
-from .._exceptions import RunError, UsageError, VerdictFileError
+from .._exceptions import RunError, UsageError
 from ..judging import (
+    PROMPT_VERSION,
     CriteriaMatrix,
     Criterion,
-    JudgeInfo,
-    Pin,
-    build_packet,
+    PacketView,
+    TrajectoryJudging,
     build_units,
-    parse_feedback_message,
-    parse_verdict_text,
-    render_prompt,
+    judge_packet,
     run_code_check,
 )
-from ..models import ChatMessage, Model
+from ..models import AdaptiveLimiter, Model
 from ._model import FinishedCell
 
 __all__ = [
@@ -135,9 +133,13 @@ def code_check_scorer(criterion: Criterion, *, name: str | None = None) -> Score
 def llm_matrix_scorer(matrix: CriteriaMatrix, model: Model, *, name: str = "llm_matrix") -> ScorerConfig:
     """A scorer asking ``model`` for the verdicts of ``matrix``'s LLM criteria on the cell's trace.
 
-    One call per cell (re-asked once when the answer does not parse). The score is passes over
-    decided criteria; a cell whose verdicts are all ``uncertain`` or that has no trace is not
-    measured. Every call is charged to the cell (and so to the cost ledger).
+    Judged by the one engine (:func:`~helix.judging.judge_packet`): one call per cell, re-asked once
+    when the answer does not parse; a provider failure or an answer that never parses is an unscored
+    judgment, raised as :class:`~helix.judging.JudgmentUnscoredError` (a judge-stage failure of the
+    cell, with the failure kind), never a score. The score is passes over decided criteria; a cell
+    whose verdicts are all ``uncertain`` or that has no trace is not measured. Every answered call is
+    charged to the cell (and so to the cost ledger). The cells of a campaign share one adaptive
+    limiter, so together they back off when the provider says 429.
     """
     if not matrix.llm_criteria:
         raise UsageError(
@@ -150,35 +152,20 @@ def llm_matrix_scorer(matrix: CriteriaMatrix, model: Model, *, name: str = "llm_
             "so pass a ModelSpec with temperature=0.0"
         )
     llm_only = CriteriaMatrix(subject=matrix.subject, criteria=matrix.llm_criteria)
-    pin = Pin(model=spec.model, provider=spec.provider)
+    kind = TrajectoryJudging()
+    limiter = AdaptiveLimiter(256)
 
     async def judge(cell: FinishedCell) -> float | None:
         if cell.trace is None:
             return None
         unit = build_units([cell.trace], llm_only, axis="matrix")[0]
-        packet = build_packet(unit, verdict_file=cell.context.cell_dir / f"{unit.key}.verdict.json", pin=pin)
-        messages = render_prompt(packet)
-        info = JudgeInfo(
-            runtime="model", model=spec.model, temperature=0.0, prompt_version=pin.prompt_version
+        view = PacketView.of_unit(unit, prompt_version=PROMPT_VERSION)
+        judgment = await judge_packet(
+            kind, view, model, limiter=limiter, source=f"answer of {spec.ref} for cell {cell.context.cell_id}"
         )
-        source = f"answer of {spec.ref} for cell {cell.context.cell_id}"
-        first = await model.complete(messages)
-        cell.charge(first.cost_usd, first.request_id)
-        try:
-            verdict = parse_verdict_text(
-                first.text, key=packet.key, criterion_ids=packet.criterion_ids, source=source, judge=info
-            )
-        except VerdictFileError as exc:
-            again: list[ChatMessage] = [
-                *messages,
-                ChatMessage(role="assistant", content=first.text),
-                parse_feedback_message(str(exc), packet.criterion_ids),
-            ]
-            second = await model.complete(again)
-            cell.charge(second.cost_usd, second.request_id)
-            verdict = parse_verdict_text(
-                second.text, key=packet.key, criterion_ids=packet.criterion_ids, source=source, judge=info
-            )
+        for cost, request_id in judgment.calls.charges:
+            cell.charge(cost, request_id)
+        verdict = judgment.result_or_raise()
         decided = [v for v in verdict.verdicts if v.result != "uncertain"]
         if not decided:
             return None

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_MISSING_VERDICTS",
+    "EXIT_UNSCORED",
     "EXIT_USAGE",
     "console",
     "err_console",
@@ -31,6 +32,9 @@ EXIT_USAGE = 2
 """Bad input or misuse: the message says what to fix."""
 EXIT_MISSING_VERDICTS = 3
 """AGGREGATE refused: some judging units have no verdict yet."""
+EXIT_UNSCORED = 4
+"""Judging finished but some units ended unscored (provider failures or answers that never parsed):
+the verdicts are incomplete. The reasons are printed; rerun with ``--rejudge-unscored``."""
 
 
 _PIPE_WIDTH = 1000

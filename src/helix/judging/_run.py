@@ -30,7 +30,7 @@ from ._checks import run_code_check
 from ._criteria import CriteriaMatrix
 from ._loader import dump_criteria, load_criteria
 from ._packets import Packet, Pin, build_packet, read_packet, write_packet
-from ._prompt import PROMPT_VERSION
+from ._texts import PROMPT_VERSION
 from ._units import JudgingUnit, UnitAxis, build_units
 from ._verdict import CriterionVerdict, JudgeInfo, VerdictFile
 
