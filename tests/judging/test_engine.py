@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from helix import InputFileError
-from helix.campaign import CellContext, DispatchResult, Scenario, llm_matrix_judge, run_campaign
+from helix.campaign import CellContext, DispatchResult, Scenario, llm_matrix_scorer, run_campaign
 from helix.judging import (
     PROMPT_VERSION,
     CriteriaMatrix,
@@ -203,7 +203,7 @@ def test_one_failure_rule_for_every_caller_when_the_provider_is_down(tmp_path: P
             return await run_campaign(
                 [Scenario(id="s1", input="x")],
                 dispatch,
-                [llm_matrix_judge(MATRIX, model)],
+                [llm_matrix_scorer(MATRIX, model)],
                 run_dir=tmp_path / "campaign",
                 commit="c",
             )
@@ -211,5 +211,5 @@ def test_one_failure_rule_for_every_caller_when_the_provider_is_down(tmp_path: P
             await model.aclose()
 
     [cell] = asyncio.run(campaign()).cells  # type: ignore[attr-defined]
-    assert cell.status == "failed" and cell.stage == "judge" and cell.scores == {}
+    assert cell.status == "failed" and cell.stage == "score" and cell.scores == {}
     assert "connection_refused" in str(cell.error)

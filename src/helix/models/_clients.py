@@ -47,7 +47,7 @@ _READ_ERRORS = (orjson.JSONDecodeError, TypeError, KeyError, IndexError, Attribu
 
 
 def _user_agent() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return f"helix-evals/{__version__}"
 
