@@ -260,20 +260,21 @@ def json_values(
 
 def page_items(
     value: Any, key: str | None, line: int | None, record: int | None, noun: str = "item"
-) -> Iterator[tuple[int | None, Any, str]]:
+) -> list[tuple[int | None, Any, str]]:
     """``(record, item, prefix)`` for each record of one located value: a page ``{key: [...]}`` or a list
     is several records, anything else one. ``prefix`` names the item (``"item 2 of the line: "``) in a
     skip when a line holds several."""
     if key is not None and isinstance(value, dict) and isinstance(value.get(key), list):
         items: list[Any] = value[key]
+    elif isinstance(value, list):
+        items = value
     else:
-        items = value if isinstance(value, list) else [value]
-    several = len(items) > 1
-    for index, item in enumerate(items, 1):
-        if line is not None:
-            yield None, item, f"{noun} {index} of the line: " if several else ""
-        else:
-            yield (index if several or record is None else record), item, ""
+        return [(None if line is not None else record if record is not None else 1, value, "")]
+    if len(items) == 1:
+        return [(None if line is not None else record if record is not None else 1, items[0], "")]
+    if line is not None:
+        return [(None, item, f"{noun} {index} of the line: ") for index, item in enumerate(items, 1)]
+    return [(index, item, "") for index, item in enumerate(items, 1)]
 
 
 # -- records ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ The attributes are interpreted by :mod:`helix.traces._openinference_attrs`, whic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -119,7 +119,7 @@ def phoenix_span(
 
 
 def _feed(
-    items: Iterator[tuple[int | None, Any, str]],
+    items: Iterable[tuple[int | None, Any, str]],
     line: int | None,
     grouper: SpanGrouper,
     intake: SpanTraces,
@@ -159,7 +159,7 @@ def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[T
         for batch in parquet.iter_batches(batch_size=2048):
             for row in batch.to_pylist():
                 index += 1
-                yield from _feed(iter([(index, row, "")]), None, grouper, intake, report)
+                yield from _feed([(index, row, "")], None, grouper, intake, report)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         report.skip(
             "unreadable", f"the Parquet file could not be read: {type(exc).__name__}: {exc}", record=1
