@@ -92,10 +92,34 @@ def _render_summary(summary: IntakeSummary) -> None:
         )
     if len(with_skips) > _FILES_SHOWN:
         console.print(f"  ... and {len(with_skips) - _FILES_SHOWN} more file(s) with skips (see --json)")
-    for unread in summary.unread[:_FILES_SHOWN]:
-        console.print(f"  [yellow]not read[/yellow] {escape(unread.path)}: {escape(unread.reason)}")
-    if len(summary.unread) > _FILES_SHOWN:
-        console.print(f"  ... and {len(summary.unread) - _FILES_SHOWN} more file(s) not read (see --json)")
+    _render_unread(console, summary)
+
+
+_UNREAD_KINDS = {
+    "damaged": "damaged (the file could not be read to the end)",
+    "not-json": "not JSON",
+    "unknown-shape": "JSON that no format Helix reads matches",
+    "not-read": "not read",
+}
+
+
+def _render_unread(console: Any, summary: IntakeSummary) -> None:
+    """The files no reader took, once each, grouped by why; the formats Helix reads said once."""
+    from rich.markup import escape
+
+    from helix.traces import FORMATS_HINT
+
+    groups: dict[str, list[Any]] = {}
+    for unread in summary.unread:
+        groups.setdefault(unread.kind, []).append(unread)
+    for kind, files in groups.items():
+        console.print(f"  [yellow]not read[/yellow], {_UNREAD_KINDS.get(kind, kind)}: {len(files)} file(s)")
+        for unread in files[:_FILES_SHOWN]:
+            console.print(f"    {escape(unread.path)}: {escape(unread.reason)}")
+        if len(files) > _FILES_SHOWN:
+            console.print(f"    ... and {len(files) - _FILES_SHOWN} more (see --json)")
+    if any(kind != "not-read" for kind in groups):
+        console.print(f"  {escape(FORMATS_HINT)}")
 
 
 def _progress() -> tuple[Any, Callable[[Path, int, int], None]]:

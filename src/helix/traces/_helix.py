@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from ._format import FormatSpec, Source, TraceLocated
-from ._json import json_failure, unreadable, validation_summary
+from ._format import FormatSpec, Source, TraceLocated, read_as
+from ._json import json_failure, too_large, unreadable, validation_summary
 from ._model import TRACE_FORMAT_VERSION, Trace
 from ._report import IntakeReport, SkipReason
 from ._source import iter_lines
@@ -34,7 +34,7 @@ def _diagnose(raw: bytes, exc: ValidationError, source: Source) -> tuple[SkipRea
         return "wrong-type", f"expected a Helix trace object, got a JSON {kind_of(value)}"
     fmt, evidence = source.classify(value, "the line")
     if fmt is not None and fmt != "helix":
-        return "unrecognised-record", f"{evidence}, not a Helix trace; read the file with format={fmt!r}"
+        return "unrecognised-record", f"{evidence}, not a Helix trace; {read_as(fmt)}"
     return "invalid-record", f"not a valid Helix trace: {validation_summary(exc)}"
 
 
@@ -42,6 +42,9 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """One :class:`Trace` JSON object per line, validated straight from bytes."""
     validate = Trace.__pydantic_validator__.validate_json  # model_validate_json minus its Python wrapper
     for lineno, raw in iter_lines(source.fh, unreadable(report)):
+        if raw is None:
+            too_large(report, lineno)
+            continue
         if not raw or raw.isspace():
             report.skip("blank-line", "blank line", line=lineno)
             continue

@@ -107,7 +107,10 @@ def _is_score_row(value: dict[str, Any]) -> bool:
 
 
 def is_langfuse_value(value: Any) -> bool:
-    """Whether a parsed record (or document) is Langfuse data: a legacy trace, rows, or an API page."""
+    """Whether a parsed record (or document) is Langfuse data: a legacy trace, rows, or an API page (or a
+    list of such objects; only its first item is looked at, so any nesting depth is cheap)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
     if isinstance(value, dict):
         if isinstance(value.get("observations"), list) and ("scores" in value or "htmlPath" in value):
             return True
@@ -115,8 +118,6 @@ def is_langfuse_value(value: Any) -> bool:
             return True
         data = value.get("data")
         return isinstance(data, list) and bool(data) and is_observation_row(data[0])
-    if isinstance(value, list) and value:
-        return is_langfuse_value(value[0])
     return False
 
 
@@ -381,7 +382,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     intake.finish()
     orphaned = sum(len(scores) for scores in pending.values())
     if orphaned:
-        report.notes.append(
+        report.note(
             f"{orphaned} score row(s) name traces with no observations in the file (or read before the "
             f"score): {', '.join(sorted(pending)[:5])}"
         )

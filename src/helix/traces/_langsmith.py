@@ -35,6 +35,7 @@ _META_USAGE = {
     "total_tokens": ("total_tokens",),
 }
 _SESSION_KEYS = ("thread_id", "session_id", "conversation_id")
+_MAX_LINKS = 200_000  # run id -> trace id links kept for runs that name neither (bounded memory)
 
 
 def is_run(value: Any) -> bool:
@@ -326,7 +327,11 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
             for run, span in zip(runs, spans, strict=True):
                 if span.parent_id is None:
                     _root_fields(run, group)
-                if not text_or_none(run.get("trace_id")) and not _dotted_root(run):
+                if (
+                    not text_or_none(run.get("trace_id"))
+                    and not _dotted_root(run)
+                    and len(trace_of) < _MAX_LINKS
+                ):
                     trace_of[span.span_id] = trace_id
                 grouper.add(span)
         yield from intake.emit(grouper.ready())
