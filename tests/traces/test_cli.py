@@ -151,3 +151,18 @@ def test_messages_name_no_internals(tmp_path: Path) -> None:
     text = " ".join(details)
     assert "format=" not in text and "b'" not in text and 'b"' not in text and "sibling_logs" not in text
     assert "--format otlp" in text and "0xFF" in text
+
+
+def test_turns_count_the_transcript_when_a_trace_has_no_events(tmp_path: Path) -> None:
+    """A Helix trace with messages but no events has as many turns as user messages (it reported 0)."""
+    trace = Trace(
+        id="t1",
+        messages=[
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "bye"},
+        ],
+    )
+    path = write_traces_jsonl([trace], tmp_path / "runs.jsonl")
+    report = orjson.loads(runner.invoke(app, ["traces", "inspect", str(path), "--json"]).output)
+    assert report["turns"] == {"n": 1, "min": 2, "median": 2, "max": 2}

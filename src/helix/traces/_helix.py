@@ -19,10 +19,20 @@ __all__ = ["HELIX"]
 
 
 def _sniff(value: Any) -> str | None:
-    if isinstance(value, dict) and isinstance(value.get("id"), str):
-        if "events" in value or isinstance(value.get("version"), int):
-            return "a Helix trace object with 'id' and 'events'/'version'"
-    return None
+    """A Helix trace is an object that validates as a :class:`Trace` (or one a newer Helix wrote): other
+    exports also carry ``id`` and ``events`` (Phoenix REST spans), so the keys alone do not tell."""
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return None
+    version = value.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > TRACE_FORMAT_VERSION:
+        return f"a Helix trace of version {version} (this Helix reads up to {TRACE_FORMAT_VERSION})"
+    if "events" not in value and not isinstance(version, int):
+        return None
+    try:
+        Trace.model_validate(value)
+    except (ValidationError, RecursionError):
+        return None
+    return "a Helix trace (it validates as one)"
 
 
 def _diagnose(raw: bytes, exc: ValidationError, source: Source) -> tuple[SkipReason, str]:
