@@ -16,7 +16,7 @@ from typing import Any
 
 from .._exceptions import UsageError
 from .._util import write_atomic
-from ._intake import iter_traces, write_traces_jsonl
+from ._intake import stream_file, write_traces_jsonl
 from ._model import Trace
 from ._registry import UnknownTraceFormat
 from ._report import IntakeReport, IntakeSummary
@@ -117,7 +117,7 @@ def iter_trace_files(
             on_file(file, index, len(files))
         report = IntakeReport()
         try:
-            stream = iter_traces(file, format=format, report=report)
+            stream = stream_file(file, format=format, report=report, companions=tuple(files))
         except UnknownTraceFormat as exc:
             if len(files) == 1:
                 raise

@@ -61,6 +61,7 @@ class Source:
     path: Path
     fh: IO[bytes]  # binary, decompressed when the file is gzip
     classify: Classify
+    companions: tuple[Path, ...] = ()  # the other files of the same intake (a folder, several paths)
 
 
 Read = Callable[[Source, IntakeReport], Iterator[TraceLocated]]

@@ -15,7 +15,7 @@ from ._registry import classify_value, detect_format, format_spec, resolve_forma
 from ._report import IntakeReport
 from ._source import open_source
 
-__all__ = ["TraceIntake", "iter_traces", "read_traces", "write_traces_jsonl"]
+__all__ = ["TraceIntake", "iter_traces", "read_traces", "stream_file", "write_traces_jsonl"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,12 +36,15 @@ _MAX_DUPLICATE_IDS = 1_000
 _MAX_LOCATIONS = 10
 
 
-def _stream(path: Path, fmt: TraceFormat, report: IntakeReport) -> Iterator[Trace]:
+def _stream(
+    path: Path, fmt: TraceFormat, report: IntakeReport, companions: tuple[Path, ...]
+) -> Iterator[Trace]:
     first_seen: dict[str, tuple[int | None, int | None]] = {}
     duplicates: dict[str, list[str]] = {}
     try:
         with open_source(path) as fh:
-            source = Source(path=path, fh=fh, classify=classify_value)
+            others = tuple(other for other in companions if other != path)
+            source = Source(path=path, fh=fh, classify=classify_value, companions=others)
             for line, record, trace in format_spec(fmt).read(source, report):
                 where = first_seen.get(trace.id)
                 if where is None:
@@ -85,6 +88,18 @@ def iter_traces(
     on the first ``next()``. Pass an empty :class:`IntakeReport` to collect what was read and skipped;
     its summaries are filled when the iteration ends (or the iterator is closed).
     """
+    return stream_file(path, format=format, report=report)
+
+
+def stream_file(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    report: IntakeReport | None = None,
+    companions: tuple[Path, ...] = (),
+) -> Iterator[Trace]:
+    """:func:`iter_traces`, given the other files of the same intake (``companions``): a reader may join
+    what they hold (Langfuse score files beside the observation files)."""
     p = Path(path)
     given = resolve_format(format)
     if given is None:
@@ -98,7 +113,7 @@ def iter_traces(
     target.path = str(p)
     target.format = fmt
     target.detection = reason
-    return _stream(p, fmt, target)
+    return _stream(p, fmt, target, companions)
 
 
 def read_traces(path: str | Path, *, format: str = "auto") -> TraceIntake:

@@ -19,7 +19,7 @@ stream ends the read with one ``unreadable`` skip (:func:`unreadable` is the cal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
@@ -202,7 +202,7 @@ def json_values(
     header: tuple[str, ...] = (),
     keep_array: Callable[[Any], bool] | None = None,
     one_document: bool = False,
-) -> Iterator[Located]:
+) -> Generator[Located, None, None]:
     """The JSON values of a file, located: ``(line, None, value)`` per JSONL line, ``(None, record, value)``
     for a document.
 
