@@ -6,8 +6,8 @@ one per line, in a JSON array, or in ingest batches ``{"data": [...]}``. The tra
 processor writes when the trace ends) marks its trace as complete; so does a span without a parent.
 
 Mapping: ``span_data.type`` ``generation``/``response`` -> llm, ``function`` -> tool (result parsed as
-JSON, else as a Python literal, else kept as text; never executed), ``agent`` -> agent, everything else
--> other. A span that ended without ``error`` is ``ok``. Function spans carry no call id: they are
+JSON, else as a Python literal, else kept as text; never executed), ``agent`` -> agent, the Runner's
+``task`` span (a custom span around the whole run) -> agent, everything else -> other. A span that ended without ``error`` is ``ok``. Function spans carry no call id: they are
 linked to the preceding generation's tool calls by name and order.
 """
 
@@ -29,6 +29,7 @@ from ._values import BadRecord, count, decode_json, shown, usage_with_total
 __all__ = ["OPENAI_AGENTS"]
 
 _KINDS = {"generation": "llm", "response": "llm", "function": "tool", "agent": "agent"}
+_RUNNER_SPANS = frozenset({"task", "turn"})  # custom spans the Runner writes around a run and each turn
 _MAX_LITERAL_CHARS = 100_000
 _MAX_ERROR_CHARS = 500
 
@@ -84,8 +85,17 @@ def _event(data: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[
         if isinstance(output, dict) and isinstance(output.get("output"), list):
             output = output["output"]  # a serialized Responses-API response
         event["output"] = messages_of(output, "assistant") or output
-        model = data.get("model")
+        response = data.get("response")
+        served = response.get("model") if isinstance(response, dict) else None  # the snapshot that answered
+        model = served if isinstance(served, str) and served else data.get("model")
         event["model"] = model if isinstance(model, str) else None
+        if (
+            isinstance(served, str)
+            and served
+            and isinstance(data.get("model"), str)
+            and data["model"] != served
+        ):
+            attributes["requested_model"] = data["model"]
         event["usage"] = _usage(data.get("usage"))
     elif kind == "tool":
         event["input"] = decode_json(data.get("input"))
@@ -93,6 +103,16 @@ def _event(data: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[
     elif kind_name == "handoff":
         event["name"] = "handoff"
         event["input"], event["output"] = data.get("from_agent"), data.get("to_agent")
+    elif kind_name == "custom" and name in _RUNNER_SPANS and isinstance(data.get("data"), dict):
+        # The Runner's own task and turn spans: structure, not content (their data is bookkeeping, never
+        # the user's request), so they hold no input and the trace input comes from the first LLM call.
+        inner = data["data"]
+        event["kind"] = "agent" if name == "task" else "other"
+        event["name"] = (
+            str(inner.get("name") or name) if name == "task" else f"turn {inner.get('turn', '')}".strip()
+        )
+        attributes.update({k: v for k, v in inner.items() if k != "sdk_span_type"})
+        attributes.pop("data", None)
     elif kind_name == "custom":
         event["input"] = data.get("data")
     event["attributes"] = attributes

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -495,3 +496,48 @@ def nested_trace_documents(spans: list[Any]) -> list[dict[str, Any]]:
             (parent["child_spans"] if parent is not None else roots).append(node)
         documents.append({"trace_id": trace_id, "spans": roots})
     return documents
+
+
+def write_agents_runner(path: Path, base_url: str, question: str) -> Path:
+    """One ``Runner.run`` of an OpenAI Agents SDK agent on the Chat Completions model, against an
+    OpenAI-compatible server at ``base_url``, its spans (task, agent, turn, generation) captured with a
+    ``TracingProcessor`` as ``export()`` JSONL."""
+    from agents import Agent, OpenAIChatCompletionsModel, Runner
+    from agents.tracing import TracingProcessor, set_trace_processors
+    from openai import AsyncOpenAI
+
+    records: list[dict[str, Any]] = []
+
+    class Capture(TracingProcessor):
+        def on_trace_start(self, trace: Any) -> None:
+            pass
+
+        def on_trace_end(self, trace: Any) -> None:
+            records.append(trace.export())
+
+        def on_span_start(self, span: Any) -> None:
+            pass
+
+        def on_span_end(self, span: Any) -> None:
+            records.append(span.export())
+
+        def shutdown(self) -> None:
+            pass
+
+        def force_flush(self) -> None:
+            pass
+
+    set_trace_processors([Capture()])
+
+    async def run() -> None:
+        async with AsyncOpenAI(base_url=base_url, api_key="not-used", max_retries=0) as client:
+            agent = Agent(
+                name="WeatherBot",
+                instructions=SYSTEM,
+                model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client),
+            )
+            await Runner.run(agent, question)
+
+    asyncio.run(run())
+    path.write_bytes(b"".join(json.dumps(r, default=str).encode() + b"\n" for r in records if r))
+    return path
