@@ -24,7 +24,7 @@ from ._json import clipped_retry, json_values, page_items
 from ._report import IntakeReport
 from ._span_content import MessagesOf, item_converter, messages_of, parse_time, plain_messages
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, count, decode_json, shown, usage_with_total
+from ._values import BadRecord, count, decode_json, kind_of, shown, usage_with_total
 
 __all__ = ["OPENAI_AGENTS"]
 
@@ -130,7 +130,7 @@ def _span(
         raise BadRecord(f"span parent_id is {shown(parent)}; expected a string or null")
     data = raw.get("span_data")
     if not isinstance(data, dict):
-        raise BadRecord(f"span_data is {type(data).__name__}; expected an object")
+        raise BadRecord(f"span_data is {kind_of(data)}; expected an object")
     event = _event(data, history(str(trace_id)))
     event["start"], event["end"] = parse_time(raw.get("started_at")), parse_time(raw.get("ended_at"))
     error = raw.get("error")
@@ -186,9 +186,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
                     continue
                 grouper.add(span)
             else:
-                shape = (
-                    f"keys {sorted(item)[:6]}" if isinstance(item, dict) else f"a JSON {type(item).__name__}"
-                )
+                shape = f"keys {sorted(item)[:6]}" if isinstance(item, dict) else f"a JSON {kind_of(item)}"
                 report.skip(
                     "unrecognised-record" if isinstance(item, dict) else "wrong-type",
                     f'{where}expected an Agents SDK record with "object": "trace" or "trace.span", got {shape}',

@@ -27,7 +27,7 @@ from ._report import IntakeReport
 from ._source import read_magic
 from ._span_content import MessagesOf, flatten, parse_time
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, count, decode_json, shown
+from ._values import BadRecord, count, decode_json, kind_of, shown
 
 __all__ = ["OPENINFERENCE"]
 
@@ -79,7 +79,7 @@ def phoenix_span(
     ``history`` gives the message decoding of a trace id (:meth:`SpanGrouper.history`).
     """
     if not isinstance(row, dict):
-        raise BadRecord(f"expected a Phoenix span object, got a JSON {type(row).__name__}", "wrong-type")
+        raise BadRecord(f"expected a Phoenix span object, got a JSON {kind_of(row)}", "wrong-type")
     context = row.get("context")
     context = context if isinstance(context, dict) else {}
     trace_id = _text_id(context.get("trace_id", row.get("context.trace_id")), "context.trace_id")
@@ -91,7 +91,7 @@ def phoenix_span(
     if isinstance(attributes, dict):
         flatten(attributes, "", flat)
     elif attributes is not None:
-        raise BadRecord(f"'attributes' is {type(attributes).__name__}; expected an object")
+        raise BadRecord(f"'attributes' is {kind_of(attributes)}; expected an object")
     for key, value in row.items():
         if key.startswith("attributes.") and value is not None:
             flatten(value, key[len("attributes.") :], flat)

@@ -35,7 +35,7 @@ from ._span_content import (
     plain_messages,
 )
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, count, decode_json, integer, number, shown, usage_with_total
+from ._values import BadRecord, count, decode_json, integer, kind_of, number, shown, usage_with_total
 
 __all__ = ["OTLP", "any_value", "sibling_logs"]
 
@@ -322,7 +322,7 @@ def _span(
     raw: Any, logs: LogIndex, line: int | None, record: int | None, history: Callable[[str], MessagesOf]
 ) -> Span:
     if not isinstance(raw, dict):
-        raise BadRecord(f"a span is a JSON {type(raw).__name__}; expected an object", "wrong-type")
+        raise BadRecord(f"a span is a JSON {kind_of(raw)}; expected an object", "wrong-type")
     trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16, "traceId")
     span_id = _hex_id(_get(raw, "spanId", "span_id"), 8, "spanId")
     parent = _get(raw, "parentSpanId", "parent_span_id")
@@ -466,7 +466,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     for line, given, value in json_values(source.fh, report, pages=("resourceSpans", "resource_spans")):
         for record, request, _ in page_items(value, None, line, given):
             if not isinstance(request, dict) or _get(request, "resourceSpans", "resource_spans") is None:
-                what = sorted(request)[:6] if isinstance(request, dict) else type(request).__name__
+                what = sorted(request)[:6] if isinstance(request, dict) else kind_of(request)
                 hint = (
                     " (an OTLP logs batch: put it in its own file next to the traces file, named like it with 'logs' for 'traces', and it is joined)"
                     if isinstance(request, dict)

@@ -35,6 +35,7 @@ from ._source import READ_ERRORS, iter_lines, open_source, read_magic, strip_bom
 from ._stream import skeleton
 from ._tau2 import TAU2_BENCH
 from ._tau_bench import TAU_BENCH
+from ._values import kind_of
 from ._whowhen import WHO_AND_WHEN
 
 __all__ = [
@@ -117,8 +118,8 @@ def _describe(value: Any) -> str:
             return "an empty list"
         if isinstance(value[0], dict):
             return f"a list of objects with keys {_keys(value[0])}"
-        return f"a list of {type(value[0]).__name__}"
-    return f"a JSON {type(value).__name__}"
+        return f"a list of {kind_of(value[0])}"
+    return f"a JSON {kind_of(value)}"
 
 
 def classify_value(value: Any, where: str) -> tuple[TraceFormat | None, str]:
