@@ -166,3 +166,12 @@ def test_turns_count_the_transcript_when_a_trace_has_no_events(tmp_path: Path) -
     path = write_traces_jsonl([trace], tmp_path / "runs.jsonl")
     report = orjson.loads(runner.invoke(app, ["traces", "inspect", str(path), "--json"]).output)
     assert report["turns"] == {"n": 1, "min": 2, "median": 2, "max": 2}
+
+
+def test_the_format_help_lists_every_format() -> None:
+    from helix.cli._traces import TRACE_FORMAT_NAMES
+    from helix.traces import TRACE_FORMATS
+
+    assert TRACE_FORMAT_NAMES == ", ".join(TRACE_FORMATS)
+    result = runner.invoke(app, ["traces", "inspect", "--help"])
+    assert all(name in result.output for name in TRACE_FORMATS)

@@ -147,7 +147,7 @@ class UnknownTraceFormat(UsageError):
 
 FORMATS_HINT = (
     f"Helix reads: {', '.join(get_args(TraceFormat))}. Convert the file to one of them, or name its format "
-    "(--format NAME on the command line, format=NAME in Python)."
+    "(--format NAME)."
 )
 
 
