@@ -36,7 +36,7 @@ before = peak_kb()
 report = IntakeReport()
 start = time.perf_counter()
 count = sum(1 for _ in iter_traces(sys.argv[1], format=sys.argv[2], report=report))
-print(count, len(report.skipped), before, peak_kb(), time.perf_counter() - start)
+print(count, report.records_skipped, before, peak_kb(), time.perf_counter() - start)
 """
 
 

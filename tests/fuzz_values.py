@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from helix.traces import read_traces
+from helix.traces import IntakeReport, TraceIntake, iter_traces
 
 __all__ = ["NOT_TEXT", "ODD", "assert_one_event_or_skip_per_line", "expand_deep", "odd_values"]
 
@@ -55,9 +55,16 @@ def assert_one_event_or_skip_per_line(path: Path, fmt: str, lines: list[bytes]) 
     """Write ``lines`` (one span each) to ``path``, read it as ``fmt``: every line is an event of a trace
     or a skip counted with its line. Returns the skipped line numbers."""
     path.write_bytes(b"\n".join(lines) + b"\n")
-    intake = read_traces(path, format=fmt)
-    events = sum(len(t.events) for t in intake.traces)
-    skipped = {s.line for s in intake.report.skipped}
+    report = IntakeReport(examples_per_reason=None)  # every skip listed, to check each line's fate
+    traces = list(iter_traces(path, format=fmt, report=report))
+    events = sum(len(t.events) for t in traces)
+    skipped = {s.line for s in report.skipped}
     assert None not in skipped
     assert events + len(skipped) == len(lines)
     return skipped
+
+
+def read_every_skip(path: Path, fmt: str) -> TraceIntake:
+    """``read_traces`` with every skipped record listed (a report keeps 20 examples per reason by default)."""
+    report = IntakeReport(examples_per_reason=None)
+    return TraceIntake(traces=list(iter_traces(path, format=fmt, report=report)), report=report)

@@ -136,3 +136,67 @@ def test_fuzzed_exports_never_crash_and_every_span_is_read_or_skipped(
         assert_one_event_or_skip_per_line(path, "openai-agents", lines)
 
     check()
+
+
+def test_a_runner_trace_takes_its_input_from_the_user_not_the_task_span(
+    tmp_path: Path, span_writers: ModuleType
+) -> None:
+    """A real Runner.run (Chat Completions model, loopback server): the SDK wraps the run in a custom
+    'task' span whose data dict was taken as the trace input."""
+    from helix.models.testing import ScriptedLLMServer
+
+    question = "What's the weather in Paris?"
+    with ScriptedLLMServer.running_in_thread(script=["It is sunny in Paris."]) as server:
+        path = span_writers.write_agents_runner(tmp_path / "run.jsonl", server.base_url, question)
+    (trace,) = read_traces(path).traces
+    assert trace.input == question and trace.output == "It is sunny in Paris."
+    assert trace.name == "Agent workflow"
+    root = next(event for event in trace.events if event.parent_id is None)
+    assert root.kind == "agent" and root.input is None and "usage" in root.attributes
+    assert [event.kind for event in trace.events] == ["agent", "agent", "other", "llm"]
+
+
+def test_a_response_span_keeps_the_model_snapshot_that_answered(tmp_path: Path) -> None:
+    """A processor that keeps the Responses-API response (the SDK's ResponseSpanData.response) records
+    the served snapshot; the llm event carries it, the requested alias stays in the attributes."""
+    from openai.types.responses import Response, ResponseOutputMessage, ResponseOutputText
+
+    response = Response(
+        id="resp_1",
+        created_at=0,
+        model="gpt-4o-2024-08-06",
+        object="response",
+        output=[
+            ResponseOutputMessage(
+                id="msg_1",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[ResponseOutputText(type="output_text", text="Sunny.", annotations=[])],
+            )
+        ],
+        parallel_tool_calls=False,
+        tool_choice="auto",
+        tools=[],
+    )
+    span = {
+        "object": "trace.span",
+        "id": "span_1",
+        "trace_id": "trace_1",
+        "parent_id": None,
+        "started_at": "2026-05-04T10:15:00+00:00",
+        "ended_at": "2026-05-04T10:15:01+00:00",
+        "span_data": {
+            "type": "response",
+            "model": "gpt-4o",
+            "response_id": "resp_1",
+            "response": response.model_dump(mode="json"),
+        },
+        "error": None,
+    }
+    path = tmp_path / "spans.jsonl"
+    path.write_bytes(orjson.dumps(span) + b"\n")
+    (trace,) = read_traces(path).traces
+    (llm,) = trace.events
+    assert llm.model == "gpt-4o-2024-08-06" and llm.attributes["requested_model"] == "gpt-4o"
+    assert llm.output[0]["content"] == "Sunny."

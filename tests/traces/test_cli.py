@@ -9,7 +9,7 @@ import orjson
 from typer.testing import CliRunner
 
 from helix.cli import app
-from helix.traces import IntakeReport, Trace, write_traces_jsonl
+from helix.traces import IntakeReport, Trace, iter_traces, write_traces_jsonl
 
 runner = CliRunner()
 
@@ -89,3 +89,89 @@ def test_inspect_explicit_format(tmp_path: Path, make_trace: Callable[[int], Tra
     report = orjson.loads(result.output)
     assert report["traces_read"] == 0
     assert report["skipped_by_reason"] == {"unrecognised-record": 1}
+
+
+def _corrupt_gzip(path: Path) -> Path:
+    import gzip
+
+    data = gzip.compress(
+        b"".join(b'{"messages": [{"role": "user", "content": "m%d"}]}\n' % i for i in range(500))
+    )
+    path.write_bytes(data[:20] + b"\x00garbage\xff" * 50 + data[500:])
+    return path
+
+
+def test_a_corrupt_gzip_is_reported_once(tmp_path: Path) -> None:
+    path = _corrupt_gzip(tmp_path / "runs.jsonl.gz")
+    for fmt in ("openai-messages", "helix", "otlp", "tau2-bench", "inspect"):
+        report = IntakeReport()
+        for _ in iter_traces(path, format=fmt, report=report):
+            pass
+        assert report.skipped_by_reason == {"unreadable": 1}, fmt
+        assert "compressed data is corrupt" in report.skipped[0].detail
+
+
+def test_folder_intake_lists_each_unread_file_once_grouped_by_why(tmp_path: Path) -> None:
+    _corrupt_gzip(tmp_path / "bad.jsonl.gz")
+    (tmp_path / "notes.jsonl").write_text("hello\n")
+    (tmp_path / "a.json").write_text('{"foo": 1}')
+    (tmp_path / "b.json").write_text('{"bar": 1}')
+    (tmp_path / "good.jsonl").write_text('[{"role": "user", "content": "hi"}]\n')
+    summary = orjson.loads(runner.invoke(app, ["traces", "inspect", str(tmp_path), "--json"]).output)
+    kinds = {Path(u["path"]).name: u["kind"] for u in summary["unread"]}
+    assert kinds == {
+        "bad.jsonl.gz": "damaged",
+        "notes.jsonl": "not-json",
+        "a.json": "unknown-shape",
+        "b.json": "unknown-shape",
+    }
+    assert all(
+        str(tmp_path) not in u["reason"] and "Helix reads" not in u["reason"] for u in summary["unread"]
+    )
+    out = runner.invoke(app, ["traces", "inspect", str(tmp_path)]).output
+    for name in kinds:
+        assert out.count(name) == 1, name
+    assert out.count("Helix reads:") == 1 and "JSON that no format Helix reads matches: 2 file(s)" in out
+
+
+def test_messages_name_no_internals(tmp_path: Path) -> None:
+    """Skips tell what to do in words a user types: no Python reprs of bytes, no format='...' code."""
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        b'{"resourceSpans": []}\n'  # an OTLP record in a Helix file
+        b"\xff\xfe not utf-8\n"
+        b'{"resourceLogs": []}\n'
+    )
+    details = []
+    for fmt in ("helix", "openai-messages", "tau-bench", "otlp"):
+        report = IntakeReport()
+        for _ in iter_traces(path, format=fmt, report=report):
+            pass
+        details += [skip.detail for skip in report.skipped]
+    text = " ".join(details)
+    assert "format=" not in text and "b'" not in text and 'b"' not in text and "sibling_logs" not in text
+    assert "--format otlp" in text and "0xFF" in text
+
+
+def test_turns_count_the_transcript_when_a_trace_has_no_events(tmp_path: Path) -> None:
+    """A Helix trace with messages but no events has as many turns as user messages (it reported 0)."""
+    trace = Trace(
+        id="t1",
+        messages=[
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "bye"},
+        ],
+    )
+    path = write_traces_jsonl([trace], tmp_path / "runs.jsonl")
+    report = orjson.loads(runner.invoke(app, ["traces", "inspect", str(path), "--json"]).output)
+    assert report["turns"] == {"n": 1, "min": 2, "median": 2, "max": 2}
+
+
+def test_the_format_help_lists_every_format() -> None:
+    from helix.cli._traces import TRACE_FORMAT_NAMES
+    from helix.traces import TRACE_FORMATS
+
+    assert TRACE_FORMAT_NAMES == ", ".join(TRACE_FORMATS)
+    result = runner.invoke(app, ["traces", "inspect", "--help"])
+    assert all(name in result.output for name in TRACE_FORMATS)

@@ -390,7 +390,7 @@ def test_fuzzed_lines_never_crash_a_reader(fmt: str, tmp_path: Path) -> None:
     lines = list(_records(fmt, RECORDS_PER_READER))
     path = tmp_path / "fuzz.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    report = IntakeReport()
+    report = IntakeReport(examples_per_reason=None)
     traces = list(iter_traces(path, format=fmt, report=report))
     _check(report)
     assert report.traces_read == len(traces)
@@ -403,7 +403,7 @@ def test_fuzzed_lines_never_crash_a_reader(fmt: str, tmp_path: Path) -> None:
 def _assert_round_trips(traces: list[Any], tmp_path: Path) -> None:
     """Whatever was read can be written as Helix JSONL and read back whole (deep values are clipped)."""
     written = write_traces_jsonl(traces, tmp_path / "out.jsonl")
-    back = IntakeReport()
+    back = IntakeReport(examples_per_reason=None)
     assert [t.id for t in iter_traces(written, format="helix", report=back)] == [t.id for t in traces]
     assert back.skipped == []
 
@@ -433,7 +433,7 @@ def test_fuzzed_documents_never_crash_a_reader(
             data = data[:at] + rng.choice(_BAD_UTF8) + data[at:]
         path = tmp_path / f"doc{i}.json"
         path.write_bytes(data)
-        report = IntakeReport()
+        report = IntakeReport(examples_per_reason=None)
         traces = list(iter_traces(path, format=fmt, report=report))
         _check(report)
         assert report.traces_read == len(traces)

@@ -15,8 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz_values import NOT_TEXT, ODD, expand_deep
-from helix.traces import Trace, detect_format, read_traces, write_traces_jsonl
+from fuzz_values import NOT_TEXT, ODD, expand_deep, read_every_skip
+from helix.traces import (
+    IntakeSummary,
+    Trace,
+    detect_format,
+    iter_trace_files,
+    read_traces,
+    write_traces_jsonl,
+)
 
 FUZZ_RECORDS = int(os.environ.get("HELIX_FUZZ_RECORDS", "1500"))
 
@@ -437,7 +444,7 @@ def _trace_id_of(raw: bytes) -> str | None:
 
 
 def _check_accounted(path: Path, lines: list[bytes]) -> None:
-    intake = read_traces(path, format="langfuse")
+    intake = read_every_skip(path, "langfuse")
     ids = {t.id for t in intake.traces}
     skipped = {s.line for s in intake.report.skipped}
     for number, raw in enumerate(lines, 1):
@@ -488,3 +495,71 @@ def test_trace_ids_are_unique_per_line(tmp_path: Path) -> None:
     path.write_bytes(b"\n".join(orjson.dumps(legacy_trace(i)) for i in range(5)))
     traces: list[Trace] = read_traces(path).traces
     assert len({t.id for t in traces}) == 5
+
+
+def _blob_export(root: Path) -> tuple[Path, Path]:
+    """A Langfuse blob-storage export (enriched observations): observations_v2/ and scores/ files, one per
+    time window, snake_case with the export's 'YYYY-MM-DD HH:MM:SS.ffffff' times (field reference)."""
+    observations = root / "observations_v2" / "2026-05-04T10:00:00.jsonl"
+    scores = root / "scores" / "2026-05-04T10:00:00.jsonl"
+    observations.parent.mkdir(parents=True)
+    scores.parent.mkdir(parents=True)
+    rows = [
+        export_row("a", "a-root", "", "AGENT", 2, input='"hi a"', output='"bye a"'),
+        export_row("a", "a-gen", "a-root", "GENERATION", 3, input='[{"role": "user", "content": "hi a"}]'),
+        export_row("b", "b-root", "", "AGENT", 1, input='"hi b"', output='"bye b"'),
+    ]
+    observations.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+
+    def score(sid: str, trace: str, name: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": sid,
+            "timestamp": "2026-05-04 10:16:00.000000",
+            "project_id": "p1",
+            "environment": "default",
+            "trace_id": trace,
+            "observation_id": None,
+            "session_id": None,
+            "name": name,
+            "source": "ANNOTATION",
+            "comment": None,
+            "created_at": "2026-05-04 10:16:00.000000",
+            "updated_at": "2026-05-04 10:16:00.000000",
+            **fields,
+        }
+
+    score_rows = [
+        score("s1", "a", "correct", value=1.0, data_type="BOOLEAN", string_value="True"),
+        score(
+            "s2", "a", "helpfulness", value=0.4, data_type="NUMERIC", observation_id="a-gen", source="EVAL"
+        ),
+        score("s3", "b", "tone", value=0.0, data_type="CATEGORICAL", string_value="rude"),
+        score("s4", "z", "orphan", value=1.0, data_type="NUMERIC"),
+    ]
+    scores.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in score_rows))
+    return observations, scores
+
+
+def _joined(traces: list[Trace]) -> dict[str, list[tuple[str, Any, str | None]]]:
+    return {t.id: sorted((s.name, s.value, s.comment) for s in t.scores) for t in traces}
+
+
+def test_blob_export_score_files_are_joined_when_the_folder_or_both_files_are_read(tmp_path: Path) -> None:
+    observations, scores = _blob_export(tmp_path / "export")
+    assert detect_format(scores).format == "langfuse"  # was "unknown format": the scores were lost
+    expected = {
+        "a": [("correct", True, None), ("helpfulness", 0.4, "observation a-gen")],
+        "b": [("tone", "rude", None)],
+    }
+    for paths in ([tmp_path / "export"], [observations, scores], [scores, observations]):
+        summary = IntakeSummary()
+        traces = list(iter_trace_files(paths, summary=summary))
+        assert _joined(traces) == expected
+        assert summary.unread == [] and summary.records_skipped == 0
+        by_name = {Path(r.path).parent.name: r for r in summary.files}
+        assert any("joined onto the traces of the observation file" in n for n in by_name["scores"].notes)
+        assert any(
+            "3 score(s) joined from the Langfuse score file" in n for n in by_name["observations_v2"].notes
+        )
+    alone = read_traces(observations)  # no score file in this intake: nothing to join
+    assert _joined(alone.traces) == {"a": [], "b": []}

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzz_values import NOT_TEXT, ODD, expand_deep
+from fuzz_values import NOT_TEXT, ODD, expand_deep, read_every_skip
 from helix.traces import detect_format, read_traces, write_traces_jsonl
 
 FUZZ_RECORDS = int(os.environ.get("HELIX_FUZZ_RECORDS", "1500"))
@@ -340,7 +340,7 @@ def _fuzzed_line(i: int, rng: random.Random, odd: Any, not_text: Any) -> bytes:
 
 
 def _check_accounted(path: Path, n: int) -> None:
-    intake = read_traces(path, format="langsmith")
+    intake = read_every_skip(path, "langsmith")
     ids = {t.id for t in intake.traces}
     skipped = {s.line for s in intake.report.skipped}
     for i in range(n):
@@ -382,3 +382,47 @@ def test_bulk_fuzzed_runs(tmp_path: Path) -> None:
     path = tmp_path / "bulk.jsonl"
     path.write_bytes(b"\n".join(lines))
     _check_accounted(path, FUZZ_RECORDS)
+
+
+def test_an_llm_run_keeps_the_snapshot_that_answered(tmp_path: Path) -> None:
+    """wrap_openai records the completion as the run's outputs (its 'model' is the served snapshot) and
+    the requested alias as ls_model_name; the llm event took the alias."""
+    import openai
+    from langsmith.schemas import Run
+
+    from helix.models.testing import ScriptedLLMServer, ScriptedReply
+
+    reply = ScriptedReply(text="Sunny.", served_model="gpt-4o-2024-08-06")
+    with ScriptedLLMServer.running_in_thread(script=[reply]) as server:
+        with openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0) as client:
+            completion = client.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": "Weather?"}]
+            )
+    outputs = completion.model_dump()  # what wrap_openai keeps (usage moved to usage_metadata)
+    usage = outputs.pop("usage")
+    outputs["usage_metadata"] = {
+        "input_tokens": usage["prompt_tokens"],
+        "output_tokens": usage["completion_tokens"],
+        "total_tokens": usage["total_tokens"],
+    }
+    run_id = uuid.UUID(int=7)
+    run = Run(
+        id=run_id,
+        trace_id=run_id,
+        dotted_order=_dotted((T0, run_id)),
+        name="ChatOpenAI",
+        run_type="llm",
+        start_time=T0,
+        end_time=T0 + timedelta(seconds=1),
+        inputs={"messages": [{"role": "user", "content": "Weather?"}], "model": "gpt-4o"},
+        outputs=outputs,
+        extra={"metadata": {"ls_provider": "openai", "ls_model_type": "chat", "ls_model_name": "gpt-4o"}},
+    )
+    path = tmp_path / "runs.jsonl"
+    path.write_bytes(run.model_dump_json().encode() + b"\n")
+    (trace,) = read_traces(path).traces
+    (llm,) = trace.events
+    assert llm.model == "gpt-4o-2024-08-06" and llm.attributes["requested_model"] == "gpt-4o"
+    assert (
+        llm.provider == "openai" and llm.usage is not None and llm.usage.total_tokens == usage["total_tokens"]
+    )

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz_values import assert_one_event_or_skip_per_line
+from helix._exceptions import UsageError
 from helix.traces import detect_format, read_traces, write_traces_jsonl
 
 
@@ -173,3 +174,82 @@ def test_fuzzed_spans_never_crash_and_every_span_is_read_or_skipped(
         assert_one_event_or_skip_per_line(path, "openinference", lines)
 
     check()
+
+
+def _agent_trace_checks(traces: list[Any]) -> None:
+    assert len(traces) == 2
+    for run, trace in enumerate(sorted(traces, key=lambda t: t.session_id or "")):
+        kinds = {event.name: event.kind for event in trace.events}
+        assert kinds == {
+            "CodeAgent.run": "agent",
+            "Step 1": "other",
+            "LiteLLMModel.generate": "llm",
+            "get_weather": "tool",
+        }
+        (root,) = [event for event in trace.events if event.parent_id is None]
+        assert root.name == "CodeAgent.run" and trace.output == f"It is 21C in City{run}."
+        (llm,) = [event for event in trace.events if event.kind == "llm"]
+        assert llm.usage is not None and llm.usage.input_tokens == 42 and llm.model == "gpt-4o"
+        (tool,) = trace.tool_events()
+        assert tool.tool_call_id == f"call_{run}" and tool.status == ("error" if run % 2 else "unset")
+        assert trace.messages is not None and trace.messages[1].content == f"Weather in City{run}?"
+
+
+def test_phoenix_rest_spans_are_detected_as_openinference_and_read(
+    tmp_path: Path, span_writers: ModuleType
+) -> None:
+    """GET /v1/projects/{p}/spans: a GlobalID 'id', 'events', flat dotted attributes and the kind only in
+    'span_kind'. Detected as Helix JSONL before, so every line was skipped and 0 traces read."""
+    spans = span_writers.phoenix_rest_spans(span_writers.openinference_otel_spans(2))
+    assert spans[0]["id"] and "openinference.span.kind" not in spans[0]["attributes"]
+    lines = _jsonl(tmp_path / "spans.jsonl", spans)
+    detection = detect_format(lines)
+    assert detection.format == "openinference", detection.reason
+    intake = read_traces(lines)
+    assert intake.report.records_skipped == 0
+    _agent_trace_checks(intake.traces)
+    page = tmp_path / "page.json"
+    page.write_bytes(orjson.dumps({"data": spans, "next_cursor": None}))
+    assert detect_format(page).format == "openinference"
+    _agent_trace_checks(read_traces(page).traces)
+
+
+def test_helix_detection_needs_a_valid_trace(tmp_path: Path) -> None:
+    """An object with a string 'id' and 'events' is not Helix JSONL unless it validates as a Trace."""
+    path = _jsonl(tmp_path / "x.jsonl", [{"id": "a", "events": [{"at": 1}], "kind": "page"}])
+    with pytest.raises(UsageError):
+        detect_format(path)
+
+
+@pytest.mark.parametrize("dialect", ["collector", "phoenix"])
+def test_one_document_per_trace_with_nested_child_spans(
+    tmp_path: Path, span_writers: ModuleType, dialect: str
+) -> None:
+    """{"trace_id": ..., "spans": [{..., "child_spans": [...]}]}: how smolagents runs instrumented with
+    OpenInference are published (TRAIL), with OTel-collector columns or Phoenix span keys."""
+    spans = span_writers.openinference_otel_spans(2)
+    documents = span_writers.nested_trace_documents(spans)
+    if dialect == "phoenix":
+        rest = {span["context"]["span_id"]: span for span in span_writers.phoenix_rest_spans(spans)}
+
+        def as_phoenix(node: dict[str, Any]) -> dict[str, Any]:
+            out = {k: v for k, v in rest[node["span_id"]].items() if k != "parent_id"}  # nesting says it
+            out["child_spans"] = [as_phoenix(child) for child in node["child_spans"]]
+            return out
+
+        documents = [
+            {"trace_id": d["trace_id"], "spans": [as_phoenix(s) for s in d["spans"]]} for d in documents
+        ]
+    paths = []
+    for index, document in enumerate(documents):
+        path = tmp_path / f"trace-{index}.json"
+        path.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+        assert detect_format(path).format == "openinference"
+        paths.append(path)
+    traces = [trace for path in paths for trace in read_traces(path).traces]
+    _agent_trace_checks(traces)
+    (tool,) = [e for t in traces for e in t.tool_events() if e.status == "error"]
+    assert "TimeoutError" in (tool.error or "")
+    both = tmp_path / "both.jsonl"
+    both.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in documents))
+    _agent_trace_checks(read_traces(both).traces)

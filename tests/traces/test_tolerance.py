@@ -86,7 +86,7 @@ def test_garbage_lines_in_openai_jsonl(tmp_path: Path, make_chat: Callable[..., 
         (8, "invalid-utf8"),
     ]
     details = {s.line: s.detail for s in intake.report.skipped}
-    assert "'wizard'" in details[3]
+    assert '"wizard"' in details[3]
     assert "OTLP" in details[6]
 
 

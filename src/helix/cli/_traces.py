@@ -16,10 +16,13 @@ __all__ = ["register"]
 _EXAMPLES_PER_REASON = 3
 _TOOLS_SHOWN = 15
 _FILES_SHOWN = 10
-_FORMAT_HELP = (
-    "auto (sniffed per file) or a format name: helix, openai-messages, tau-bench, tau2-bench, "
-    "mini-swe-agent, who-and-when, ... (an unknown name lists every format Helix reads)."
+# Every format, as TRACE_FORMATS lists them (a test keeps the two equal; helix.traces is not imported
+# here, so `helix --help` stays fast).
+TRACE_FORMAT_NAMES = (
+    "helix, openai-messages, tau-bench, tau2-bench, mini-swe-agent, who-and-when, otlp, openinference, "
+    "openai-agents, langfuse, langsmith, inspect"
 )
+_FORMAT_HELP = f"auto (detected per file) or one of: {TRACE_FORMAT_NAMES}."
 
 
 def _render(report: IntakeReport) -> None:
@@ -94,10 +97,34 @@ def _render_summary(summary: IntakeSummary) -> None:
         )
     if len(with_skips) > _FILES_SHOWN:
         console.print(f"  ... and {len(with_skips) - _FILES_SHOWN} more file(s) with skips (see --json)")
-    for unread in summary.unread[:_FILES_SHOWN]:
-        console.print(f"  [yellow]not read[/yellow] {escape(unread.path)}: {escape(unread.reason)}")
-    if len(summary.unread) > _FILES_SHOWN:
-        console.print(f"  ... and {len(summary.unread) - _FILES_SHOWN} more file(s) not read (see --json)")
+    _render_unread(console, summary)
+
+
+_UNREAD_KINDS = {
+    "damaged": "damaged (the file could not be read to the end)",
+    "not-json": "not JSON",
+    "unknown-shape": "JSON that no format Helix reads matches",
+    "not-read": "not read",
+}
+
+
+def _render_unread(console: Any, summary: IntakeSummary) -> None:
+    """The files no reader took, once each, grouped by why; the formats Helix reads said once."""
+    from rich.markup import escape
+
+    from helix.traces import FORMATS_HINT
+
+    groups: dict[str, list[Any]] = {}
+    for unread in summary.unread:
+        groups.setdefault(unread.kind, []).append(unread)
+    for kind, files in groups.items():
+        console.print(f"  [yellow]not read[/yellow], {_UNREAD_KINDS.get(kind, kind)}: {len(files)} file(s)")
+        for unread in files[:_FILES_SHOWN]:
+            console.print(f"    {escape(unread.path)}: {escape(unread.reason)}")
+        if len(files) > _FILES_SHOWN:
+            console.print(f"    ... and {len(files) - _FILES_SHOWN} more (see --json)")
+    if any(kind != "not-read" for kind in groups):
+        console.print(f"  {escape(FORMATS_HINT)}")
 
 
 def _progress() -> tuple[Any, Callable[[Path, int, int], None]]:

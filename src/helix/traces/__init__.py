@@ -21,7 +21,7 @@ from ._model import (
     Trace,
     Usage,
 )
-from ._registry import TRACE_FORMATS, FormatDetection, detect_format
+from ._registry import FORMATS_HINT, TRACE_FORMATS, FormatDetection, UnknownTraceFormat, detect_format
 from ._report import (
     CountSummary,
     DuplicateId,
@@ -31,6 +31,7 @@ from ._report import (
     SkippedRecord,
     SkipReason,
     UnreadFile,
+    UnreadKind,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "DuplicateId",
     "Event",
     "EventKind",
+    "FORMATS_HINT",
     "FormatCount",
     "FormatDetection",
     "IntakeReport",
@@ -55,7 +57,9 @@ __all__ = [
     "Trace",
     "TraceFormat",
     "TraceIntake",
+    "UnknownTraceFormat",
     "UnreadFile",
+    "UnreadKind",
     "Usage",
     "convert_traces",
     "detect_format",

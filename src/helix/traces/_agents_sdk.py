@@ -6,8 +6,8 @@ one per line, in a JSON array, or in ingest batches ``{"data": [...]}``. The tra
 processor writes when the trace ends) marks its trace as complete; so does a span without a parent.
 
 Mapping: ``span_data.type`` ``generation``/``response`` -> llm, ``function`` -> tool (result parsed as
-JSON, else as a Python literal, else kept as text; never executed), ``agent`` -> agent, everything else
--> other. A span that ended without ``error`` is ``ok``. Function spans carry no call id: they are
+JSON, else as a Python literal, else kept as text; never executed), ``agent`` -> agent, the Runner's
+``task`` span (a custom span around the whole run) -> agent, everything else -> other. A span that ended without ``error`` is ``ok``. Function spans carry no call id: they are
 linked to the preceding generation's tool calls by name and order.
 """
 
@@ -24,11 +24,12 @@ from ._json import clipped_retry, json_values, page_items
 from ._report import IntakeReport
 from ._span_content import MessagesOf, item_converter, messages_of, parse_time, plain_messages
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, count, decode_json, shown, usage_with_total
+from ._values import BadRecord, count, decode_json, kind_of, shown, usage_with_total
 
 __all__ = ["OPENAI_AGENTS"]
 
 _KINDS = {"generation": "llm", "response": "llm", "function": "tool", "agent": "agent"}
+_RUNNER_SPANS = frozenset({"task", "turn"})  # custom spans the Runner writes around a run and each turn
 _MAX_LITERAL_CHARS = 100_000
 _MAX_ERROR_CHARS = 500
 
@@ -84,8 +85,17 @@ def _event(data: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[
         if isinstance(output, dict) and isinstance(output.get("output"), list):
             output = output["output"]  # a serialized Responses-API response
         event["output"] = messages_of(output, "assistant") or output
-        model = data.get("model")
+        response = data.get("response")
+        served = response.get("model") if isinstance(response, dict) else None  # the snapshot that answered
+        model = served if isinstance(served, str) and served else data.get("model")
         event["model"] = model if isinstance(model, str) else None
+        if (
+            isinstance(served, str)
+            and served
+            and isinstance(data.get("model"), str)
+            and data["model"] != served
+        ):
+            attributes["requested_model"] = data["model"]
         event["usage"] = _usage(data.get("usage"))
     elif kind == "tool":
         event["input"] = decode_json(data.get("input"))
@@ -93,6 +103,16 @@ def _event(data: dict[str, Any], messages: MessagesOf = plain_messages) -> dict[
     elif kind_name == "handoff":
         event["name"] = "handoff"
         event["input"], event["output"] = data.get("from_agent"), data.get("to_agent")
+    elif kind_name == "custom" and name in _RUNNER_SPANS and isinstance(data.get("data"), dict):
+        # The Runner's own task and turn spans: structure, not content (their data is bookkeeping, never
+        # the user's request), so they hold no input and the trace input comes from the first LLM call.
+        inner = data["data"]
+        event["kind"] = "agent" if name == "task" else "other"
+        event["name"] = (
+            str(inner.get("name") or name) if name == "task" else f"turn {inner.get('turn', '')}".strip()
+        )
+        attributes.update({k: v for k, v in inner.items() if k != "sdk_span_type"})
+        attributes.pop("data", None)
     elif kind_name == "custom":
         event["input"] = data.get("data")
     event["attributes"] = attributes
@@ -110,7 +130,7 @@ def _span(
         raise BadRecord(f"span parent_id is {shown(parent)}; expected a string or null")
     data = raw.get("span_data")
     if not isinstance(data, dict):
-        raise BadRecord(f"span_data is {type(data).__name__}; expected an object")
+        raise BadRecord(f"span_data is {kind_of(data)}; expected an object")
     event = _event(data, history(str(trace_id)))
     event["start"], event["end"] = parse_time(raw.get("started_at")), parse_time(raw.get("ended_at"))
     error = raw.get("error")
@@ -166,9 +186,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
                     continue
                 grouper.add(span)
             else:
-                shape = (
-                    f"keys {sorted(item)[:6]}" if isinstance(item, dict) else f"a JSON {type(item).__name__}"
-                )
+                shape = f"keys {sorted(item)[:6]}" if isinstance(item, dict) else f"a JSON {kind_of(item)}"
                 report.skip(
                     "unrecognised-record" if isinstance(item, dict) else "wrong-type",
                     f'{where}expected an Agents SDK record with "object": "trace" or "trace.span", got {shape}',

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from ._model import Role
-from ._values import BadRecord, shown
+from ._values import BadRecord, kind_of, shown
 
 __all__ = ["ChatConversion", "convert_chat", "looks_like_tool_error", "tool_arguments"]
 
@@ -56,9 +56,7 @@ def _text_of(content: Any, where: str) -> tuple[str | None, list[Any] | None]:
                         texts.append(value)
                         break
         return ("\n".join(texts) if texts else None), content
-    raise BadRecord(
-        f"{where}.content is {type(content).__name__}; expected a string, null or a list of parts"
-    )
+    raise BadRecord(f"{where}.content is {kind_of(content)}; expected a string, null or a list of parts")
 
 
 def tool_arguments(raw: Any) -> dict[str, Any] | str:
@@ -87,10 +85,10 @@ def _tool_calls(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
     raw_calls = message.get("tool_calls")
     if raw_calls is not None:
         if not isinstance(raw_calls, list):
-            raise BadRecord(f"{where}.tool_calls is {type(raw_calls).__name__}; expected a list")
+            raise BadRecord(f"{where}.tool_calls is {kind_of(raw_calls)}; expected a list")
         for j, call in enumerate(raw_calls):
             if not isinstance(call, dict):
-                raise BadRecord(f"{where}.tool_calls[{j}] is {type(call).__name__}; expected an object")
+                raise BadRecord(f"{where}.tool_calls[{j}] is {kind_of(call)}; expected an object")
             fn = call.get("function")
             spec = fn if isinstance(fn, dict) else call  # tau2 puts name/arguments on the call itself
             name = spec.get("name")
@@ -152,7 +150,7 @@ def convert_chat(raw_messages: list[Any], *, where: str = "messages") -> ChatCon
     calls_by_id: dict[str, dict[str, Any]] = {}
     for i, message in enumerate(raw_messages):
         if not isinstance(message, dict):
-            raise BadRecord(f"{where}[{i}] is {type(message).__name__}; expected a message object")
+            raise BadRecord(f"{where}[{i}] is {kind_of(message)}; expected a message object")
         raw_role = message.get("role")
         role = _ROLES.get(raw_role) if isinstance(raw_role, str) else None
         if role is None:

@@ -16,8 +16,9 @@ from typing import Any
 
 from .._exceptions import UsageError
 from .._util import write_atomic
-from ._intake import iter_traces, write_traces_jsonl
+from ._intake import stream_file, write_traces_jsonl
 from ._model import Trace
+from ._registry import UnknownTraceFormat
 from ._report import IntakeReport, IntakeSummary
 
 __all__ = [
@@ -102,9 +103,9 @@ def iter_trace_files(
     """Stream the traces of every file under ``paths`` (see :func:`expand_trace_paths`), file by file.
 
     Each file gets its own :class:`IntakeReport` in ``summary.files`` and counts toward
-    ``summary.by_format``. A file no reader recognises is listed in ``summary.unread`` with the reason
-    (the formats Helix reads and what was sniffed), unless it is the only file, which raises
-    :class:`UsageError` as :func:`iter_traces` does. ``on_file(path, index, total)`` is called before
+    ``summary.by_format``. A file no reader recognises, or that cannot be read at all, is listed once in
+    ``summary.unread`` with what it looked like and a ``kind`` to group by, unless it is the only file,
+    which raises :class:`UsageError` as :func:`iter_traces` does. ``on_file(path, index, total)`` is called before
     each file is read (for progress bars).
     """
     files = expand_trace_paths(paths)
@@ -116,16 +117,28 @@ def iter_trace_files(
             on_file(file, index, len(files))
         report = IntakeReport()
         try:
-            stream = iter_traces(file, format=format, report=report)
+            stream = stream_file(file, format=format, report=report, companions=tuple(files))
+        except UnknownTraceFormat as exc:
+            if len(files) == 1:
+                raise
+            target.add_unread(str(file), exc.sniffed, exc.kind)
+            continue
         except UsageError as exc:
             if len(files) == 1:
                 raise
             target.add_unread(str(file), str(exc))
             continue
+        unread = False
         try:
             yield from stream
+        except UsageError as exc:  # found while reading (an extra the file needs is missing, ...)
+            if len(files) == 1:
+                raise
+            target.add_unread(str(file), str(exc))
+            unread = True
         finally:
-            target.add(report)
+            if not unread:
+                target.add(report)
 
 
 def _score_columns(traces: Sequence[Trace]) -> dict[str, tuple[str, list[Any]]]:

@@ -25,6 +25,7 @@ __all__ = [
     "Source",
     "TraceFormat",
     "TraceLocated",
+    "read_as",
     "records_sniffer",
 ]
 
@@ -60,6 +61,7 @@ class Source:
     path: Path
     fh: IO[bytes]  # binary, decompressed when the file is gzip
     classify: Classify
+    companions: tuple[Path, ...] = ()  # the other files of the same intake (a folder, several paths)
 
 
 Read = Callable[[Source, IntakeReport], Iterator[TraceLocated]]
@@ -85,6 +87,11 @@ class FormatSpec:
     sniff: Callable[[Any], str | None]
     read: Read
     sniff_file: Callable[[bytes, Path], str | None] | None = None
+
+
+def read_as(name: str) -> str:
+    """The advice to read a file as another format, for a skip's detail (words, not code)."""
+    return f"it is {name} data: read the file as {name} (--format {name})"
 
 
 def records_sniffer(record: Callable[[dict[str, Any]], str | None]) -> Callable[[Any], str | None]:

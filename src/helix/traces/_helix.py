@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from ._format import FormatSpec, Source, TraceLocated
-from ._json import json_failure, unreadable, validation_summary
+from ._format import FormatSpec, Source, TraceLocated, read_as
+from ._json import json_failure, too_large, unreadable, validation_summary
 from ._model import TRACE_FORMAT_VERSION, Trace
 from ._report import IntakeReport, SkipReason
 from ._source import iter_lines
@@ -19,10 +19,20 @@ __all__ = ["HELIX"]
 
 
 def _sniff(value: Any) -> str | None:
-    if isinstance(value, dict) and isinstance(value.get("id"), str):
-        if "events" in value or isinstance(value.get("version"), int):
-            return "a Helix trace object with 'id' and 'events'/'version'"
-    return None
+    """A Helix trace is an object that validates as a :class:`Trace` (or one a newer Helix wrote): other
+    exports also carry ``id`` and ``events`` (Phoenix REST spans), so the keys alone do not tell."""
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return None
+    version = value.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > TRACE_FORMAT_VERSION:
+        return f"a Helix trace of version {version} (this Helix reads up to {TRACE_FORMAT_VERSION})"
+    if "events" not in value and not isinstance(version, int):
+        return None
+    try:
+        Trace.model_validate(value)
+    except (ValidationError, RecursionError):
+        return None
+    return "a Helix trace (it validates as one)"
 
 
 def _diagnose(raw: bytes, exc: ValidationError, source: Source) -> tuple[SkipReason, str]:
@@ -34,7 +44,7 @@ def _diagnose(raw: bytes, exc: ValidationError, source: Source) -> tuple[SkipRea
         return "wrong-type", f"expected a Helix trace object, got a JSON {kind_of(value)}"
     fmt, evidence = source.classify(value, "the line")
     if fmt is not None and fmt != "helix":
-        return "unrecognised-record", f"{evidence}, not a Helix trace; read the file with format={fmt!r}"
+        return "unrecognised-record", f"{evidence}, not a Helix trace; {read_as(fmt)}"
     return "invalid-record", f"not a valid Helix trace: {validation_summary(exc)}"
 
 
@@ -42,6 +52,9 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """One :class:`Trace` JSON object per line, validated straight from bytes."""
     validate = Trace.__pydantic_validator__.validate_json  # model_validate_json minus its Python wrapper
     for lineno, raw in iter_lines(source.fh, unreadable(report)):
+        if raw is None:
+            too_large(report, lineno)
+            continue
         if not raw or raw.isspace():
             report.skip("blank-line", "blank line", line=lineno)
             continue

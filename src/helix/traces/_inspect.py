@@ -326,9 +326,7 @@ def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[TraceLocated]:
             continue
         samples = log.get("samples")
         if samples is None:
-            report.notes.append(
-                f"the log has no samples (status {shown(log.get('status'))}): read as zero traces"
-            )
+            report.note(f"the log has no samples (status {shown(log.get('status'))}): read as zero traces")
             continue
         if not isinstance(samples, list):
             report.skip("invalid-record", f"'samples' is {kind_of(samples)}; expected a list", **where)

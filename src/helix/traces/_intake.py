@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._exceptions import UsageError
 from .._util import write_atomic
 from ._format import Source, TraceFormat
 from ._model import Trace
@@ -14,7 +15,7 @@ from ._registry import classify_value, detect_format, format_spec, resolve_forma
 from ._report import IntakeReport
 from ._source import open_source
 
-__all__ = ["TraceIntake", "iter_traces", "read_traces", "write_traces_jsonl"]
+__all__ = ["TraceIntake", "iter_traces", "read_traces", "stream_file", "write_traces_jsonl"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -29,19 +30,47 @@ def _location(line: int | None, record: int | None) -> str:
     return f"line {line}" if line is not None else f"record {record}"
 
 
-def _stream(path: Path, fmt: TraceFormat, report: IntakeReport) -> Iterator[Trace]:
+# Bounds on what the duplicate-id check holds, so memory does not grow with the number of traces read.
+_MAX_IDS_CHECKED = 500_000
+_MAX_DUPLICATE_IDS = 1_000
+_MAX_LOCATIONS = 10
+
+
+def _stream(
+    path: Path, fmt: TraceFormat, report: IntakeReport, companions: tuple[Path, ...]
+) -> Iterator[Trace]:
     first_seen: dict[str, tuple[int | None, int | None]] = {}
     duplicates: dict[str, list[str]] = {}
     try:
         with open_source(path) as fh:
-            source = Source(path=path, fh=fh, classify=classify_value)
+            others = tuple(other for other in companions if other != path)
+            source = Source(path=path, fh=fh, classify=classify_value, companions=others)
             for line, record, trace in format_spec(fmt).read(source, report):
-                where = first_seen.setdefault(trace.id, (line, record))
-                if where != (line, record):
-                    locations = duplicates.setdefault(trace.id, [_location(*where)])
-                    locations.append(_location(line, record))
+                where = first_seen.get(trace.id)
+                if where is None:
+                    if len(first_seen) < _MAX_IDS_CHECKED:
+                        first_seen[trace.id] = (line, record)
+                    elif len(first_seen) == _MAX_IDS_CHECKED:
+                        report.note(
+                            f"trace ids were checked for duplicates among the first {_MAX_IDS_CHECKED} traces only"
+                        )
+                elif where != (line, record):
+                    locations = duplicates.get(trace.id)
+                    if locations is None and len(duplicates) < _MAX_DUPLICATE_IDS:
+                        locations = duplicates[trace.id] = [_location(*where)]
+                    if locations is not None and len(locations) < _MAX_LOCATIONS:
+                        locations.append(_location(line, record))
                 report.add_trace(trace)
                 yield trace
+    except (UsageError, GeneratorExit):
+        raise
+    except Exception as exc:  # a reader bug must cost this file, not the whole intake of a folder
+        report.skip(
+            "unreadable",
+            f"Helix stopped reading here on an internal error ({type(exc).__name__}: {str(exc)[:200]}); "
+            "the traces before it were kept. Please report this file",
+            record=report.traces_read + 1,
+        )
     finally:
         report.finish(duplicates)
 
@@ -59,6 +88,18 @@ def iter_traces(
     on the first ``next()``. Pass an empty :class:`IntakeReport` to collect what was read and skipped;
     its summaries are filled when the iteration ends (or the iterator is closed).
     """
+    return stream_file(path, format=format, report=report)
+
+
+def stream_file(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    report: IntakeReport | None = None,
+    companions: tuple[Path, ...] = (),
+) -> Iterator[Trace]:
+    """:func:`iter_traces`, given the other files of the same intake (``companions``): a reader may join
+    what they hold (Langfuse score files beside the observation files)."""
     p = Path(path)
     given = resolve_format(format)
     if given is None:
@@ -72,7 +113,7 @@ def iter_traces(
     target.path = str(p)
     target.format = fmt
     target.detection = reason
-    return _stream(p, fmt, target)
+    return _stream(p, fmt, target, companions)
 
 
 def read_traces(path: str | Path, *, format: str = "auto") -> TraceIntake:

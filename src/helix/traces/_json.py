@@ -19,17 +19,18 @@ stream ends the read with one ``unreadable`` skip (:func:`unreadable` is the cal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
 import orjson
 from pydantic import ValidationError
 
+from . import _stream
 from ._depth import CLIP_DEPTH, bounded
 from ._model import Trace
 from ._report import IntakeReport, SkipReason
-from ._source import READ_ERRORS, iter_lines, read_all, strip_bom
+from ._source import MAX_RECORD_BYTES, READ_ERRORS, iter_lines, read_all, read_error_text, strip_bom
 from ._stream import FIRST_LINE_BYTES, is_big, stream_items, stream_value
 from ._values import BadRecord
 
@@ -42,6 +43,7 @@ __all__ = [
     "layout",
     "page_items",
     "record_traces",
+    "too_large",
     "unreadable",
     "validated",
     "validation_summary",
@@ -57,12 +59,23 @@ _MAX_ERRORS_SHOWN = 3
 
 
 def unreadable(report: IntakeReport) -> Callable[[int, str], None]:
-    """The callback that records a damaged stream (a truncated ``.gz``, say) as one ``unreadable`` skip."""
+    """The callback that records a damaged stream (a truncated ``.gz``, say) as one ``unreadable`` skip:
+    a file breaks once, however many reads of it find the break."""
 
     def on_error(line: int, message: str) -> None:
-        report.skip("unreadable", f"the rest of the file could not be read: {message}", line=line)
+        if not report.skipped_by_reason.get("unreadable"):
+            report.skip("unreadable", f"the rest of the file could not be read: {message}", line=line)
 
     return on_error
+
+
+def too_large(report: IntakeReport, line: int) -> None:
+    """Count a line longer than Helix reads into memory (see :data:`helix.traces._source.MAX_RECORD_BYTES`)."""
+    report.skip(
+        "too-large",
+        f"the line is longer than {MAX_RECORD_BYTES // 2**20} MB, the most Helix reads at once",
+        line=line,
+    )
 
 
 def json_failure(raw: bytes, exc: Exception) -> tuple[SkipReason, str]:
@@ -70,7 +83,9 @@ def json_failure(raw: bytes, exc: Exception) -> tuple[SkipReason, str]:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as bad:
-        return "invalid-utf8", f"byte {raw[bad.start : bad.start + 1]!r} at offset {bad.start} is not UTF-8"
+        return "invalid-utf8", f"byte 0x{raw[bad.start]:02X} at offset {bad.start} is not UTF-8"
+    if str(exc).startswith("depth limit exceeded"):
+        return "invalid-json", "nested more than 1,024 levels deep, deeper than Helix's JSON parser reads"
     return "invalid-json", f"not valid JSON: {exc}"
 
 
@@ -104,26 +119,27 @@ def _is_value(line: bytes) -> bool:
 def layout(fh: IO[bytes], on_error: Callable[[int, str], None]) -> Layout:
     """The :class:`Layout` of ``fh`` (see the module docstring); rewinds ``fh`` after."""
     big = is_big(fh)
+    limit = FIRST_LINE_BYTES if big else MAX_RECORD_BYTES  # a longer head opens a document too big to hold
     head = b""
     rest = b""
     whole_line = True
     try:
         lineno = 0
         while True:
-            raw = fh.readline(FIRST_LINE_BYTES) if big else fh.readline()
+            raw = fh.readline(limit)
             lineno += 1
             if not raw:
                 break
             line = (strip_bom(raw) if lineno == 1 else raw).strip()
             if line:
                 head = line
-                whole_line = not big or len(raw) < FIRST_LINE_BYTES or raw.endswith(b"\n")
+                whole_line = len(raw) < limit or raw.endswith(b"\n")
                 while raw and not raw.endswith(b"\n"):  # the end of a long first line, a chunk at a time
                     raw = fh.readline(FIRST_LINE_BYTES)
                 rest = fh.read(_REST_BYTES)
                 break
     except READ_ERRORS as exc:
-        on_error(1, f"{type(exc).__name__}: {exc}")
+        on_error(1, read_error_text(exc))
         head, rest = b"", b""
     finally:
         try:
@@ -150,7 +166,7 @@ def _some_line_is_a_record(fh: IO[bytes]) -> bool:
     Rewinds ``fh``."""
     seen = 0
     try:
-        for raw in fh:
+        while raw := fh.readline(MAX_RECORD_BYTES):
             if raw.strip():
                 try:
                     value = orjson.loads(raw)
@@ -186,7 +202,7 @@ def json_values(
     header: tuple[str, ...] = (),
     keep_array: Callable[[Any], bool] | None = None,
     one_document: bool = False,
-) -> Iterator[Located]:
+) -> Generator[Located, None, None]:
     """The JSON values of a file, located: ``(line, None, value)`` per JSONL line, ``(None, record, value)``
     for a document.
 
@@ -202,7 +218,14 @@ def json_values(
     """
     on_error = unreadable(report)
     shape = layout(fh, on_error)
-    if shape.document and shape.big:
+    content: bytes | None = None
+    big = shape.big
+    if shape.document and not big:
+        content = read_all(fh, on_error, _stream.STREAM_DOCUMENT_BYTES + 1)
+        if content is not None and len(content) > _stream.STREAM_DOCUMENT_BYTES:  # a small .gz, unpacked big
+            content, big = None, True
+            fh.seek(0)
+    if shape.document and big:
         if shape.opener == b"[":
             if keep_array is None or not keep_array(stream_value(fh, "item")):
                 for record, item in stream_items(fh, "item", report):
@@ -215,8 +238,16 @@ def json_values(
                 for record, item in stream_items(fh, f"{key}.item", report):
                     yield None, record, {**context, key: [item]}
                 return
+        content = read_all(fh, on_error, MAX_RECORD_BYTES + 1)  # one record: read whole, if it fits
+        if content is not None and len(content) > MAX_RECORD_BYTES:
+            report.skip(
+                "too-large",
+                f"the file is one JSON record of more than {MAX_RECORD_BYTES // 2**20} MB, the most Helix "
+                "reads at once",
+                record=1,
+            )
+            return
     if shape.document:
-        content = read_all(fh, on_error)
         if content is None:
             return
         try:
@@ -230,22 +261,23 @@ def json_values(
                 return
             del content
             if not shape.single_line:  # (a one-line file read line by line is read as it is)
-                report.notes.append(
-                    f"the file is not one valid JSON document ({exc}); it was read line by line"
-                )
+                report.note(f"the file is not one valid JSON document ({exc}); it was read line by line")
         else:
             del content
             if isinstance(document, list) and not (
                 keep_array is not None and document and keep_array(document[0])
             ):
                 if not document:
-                    report.notes.append("the file is an empty JSON list: read as zero traces")
+                    report.note("the file is an empty JSON list: read as zero traces")
                 for record, item in enumerate(document, 1):
                     yield None, record, item
             else:
                 yield None, 1, document
             return
     for lineno, raw in iter_lines(fh, on_error):
+        if raw is None:
+            too_large(report, lineno)
+            continue
         if not raw or raw.isspace():
             report.skip("blank-line", "blank line", line=lineno)
             continue
@@ -260,20 +292,21 @@ def json_values(
 
 def page_items(
     value: Any, key: str | None, line: int | None, record: int | None, noun: str = "item"
-) -> Iterator[tuple[int | None, Any, str]]:
+) -> list[tuple[int | None, Any, str]]:
     """``(record, item, prefix)`` for each record of one located value: a page ``{key: [...]}`` or a list
     is several records, anything else one. ``prefix`` names the item (``"item 2 of the line: "``) in a
     skip when a line holds several."""
     if key is not None and isinstance(value, dict) and isinstance(value.get(key), list):
         items: list[Any] = value[key]
+    elif isinstance(value, list):
+        items = value
     else:
-        items = value if isinstance(value, list) else [value]
-    several = len(items) > 1
-    for index, item in enumerate(items, 1):
-        if line is not None:
-            yield None, item, f"{noun} {index} of the line: " if several else ""
-        else:
-            yield (index if several or record is None else record), item, ""
+        return [(None if line is not None else record if record is not None else 1, value, "")]
+    if len(items) == 1:
+        return [(None if line is not None else record if record is not None else 1, items[0], "")]
+    if line is not None:
+        return [(None, item, f"{noun} {index} of the line: ") for index, item in enumerate(items, 1)]
+    return [(index, item, "") for index, item in enumerate(items, 1)]
 
 
 # -- records ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ._dialects import llm_side
 from ._format import FormatSpec, Source, TraceLocated
 from ._history import HistoryMemo
 from ._json import clipped_retry, json_values, page_items
+from ._langfuse_scores import MAX_JOINED_SCORES, companion_kinds, is_score_row, score_index, score_of
 from ._model import Score
 from ._report import IntakeReport
 from ._span_content import MessagesOf, parse_time, plain_messages
@@ -102,56 +103,22 @@ def is_observation_row(value: Any) -> bool:
     return isinstance(value, dict) and any(key in value for key in _PARENT_KEYS)
 
 
-def _is_score_row(value: dict[str, Any]) -> bool:
-    return ("dataType" in value or "data_type" in value) and "name" in value and "value" in value
-
-
 def is_langfuse_value(value: Any) -> bool:
-    """Whether a parsed record (or document) is Langfuse data: a legacy trace, rows, or an API page."""
+    """Whether a parsed record (or document) is Langfuse data: a legacy trace, rows, or an API page (or a
+    list of such objects; only its first item is looked at, so any nesting depth is cheap)."""
+    if isinstance(value, list):
+        value = value[0] if value else None
     if isinstance(value, dict):
         if isinstance(value.get("observations"), list) and ("scores" in value or "htmlPath" in value):
             return True
-        if is_observation_row(value):
+        if is_observation_row(value) or (is_score_row(value) and _get(value, "traceId", "trace_id")):
             return True
         data = value.get("data")
         return isinstance(data, list) and bool(data) and is_observation_row(data[0])
-    if isinstance(value, list) and value:
-        return is_langfuse_value(value[0])
     return False
 
 
 # -- observations -> events ------------------------------------------------------------------------------
-
-
-def _score(raw: Any, where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise BadRecord(f"{where} is {kind_of(raw)}; expected a score object")
-    name = raw.get("name")
-    if not isinstance(name, str) or not name:
-        raise BadRecord(f"{where}.name is {shown(name)}; expected a non-empty string")
-    data_type = str(_get(raw, "dataType", "data_type") or "NUMERIC").upper()
-    value: Any = raw.get("value")
-    text = _get(raw, "stringValue", "string_value")
-    if data_type == "BOOLEAN":
-        flag = number(value)
-        value = bool(flag) if flag is not None else value if isinstance(value, bool) else text
-    elif data_type in ("CATEGORICAL", "TEXT"):
-        value = text if isinstance(text, str) else value
-    else:
-        value = number(value)
-    if not isinstance(value, bool | int | float | str):
-        raise BadRecord(f"{where}.value is {shown(raw.get('value'))}; expected a number, boolean or string")
-    source = text_or_none(raw.get("source"))
-    comment = text_or_none(raw.get("comment"))
-    observation = _get(raw, "observationId", "observation_id")
-    if observation is not None:
-        comment = f"{comment} (observation {observation})" if comment else f"observation {observation}"
-    return {
-        "name": name,
-        "value": value,
-        "source": f"langfuse:{source.lower()}" if source else "langfuse",
-        "comment": comment,
-    }
 
 
 def _tool_calls_of_row(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -290,7 +257,7 @@ def _scores_of(raw_scores: Any, trace_id: str, report: IntakeReport, where: dict
     scores: list[Score] = []
     for index, raw in enumerate(raw_scores):
         try:
-            scores.append(Score.model_validate(_score(raw, f"scores[{index}]")))
+            scores.append(Score.model_validate(score_of(raw, f"scores[{index}]")))
         except BadRecord as bad:
             report.skip(bad.reason, f"trace {trace_id}: {bad.detail}", **where)
     return scores
@@ -318,12 +285,23 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """Langfuse: legacy trace objects (one trace each) or v4 observation and score rows (grouped by trace)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "langfuse")
     pending: dict[str, list[Score]] = {}
+    kinds = companion_kinds(source.companions) if source.companions else {}
+    score_files = [path for path, kind in kinds.items() if kind == "scores"]
+    joined, indexed, dropped = score_index(score_files) if score_files else ({}, 0, 0)
+    attached = 0
+    rows = 0  # observation rows and traces: a file without any holds scores for traces elsewhere
+    pending_count = 0
 
     def scored(
         located: Iterator[TraceLocated],
     ) -> Iterator[TraceLocated]:
+        nonlocal attached
         for line, record, trace in located:
             trace.scores.extend(pending.pop(trace.id, []))
+            extra = joined.get(trace.id)
+            if extra:
+                trace.scores.extend(extra)
+                attached += len(extra)
             yield line, record, trace
 
     for line, given, value in json_values(
@@ -337,6 +315,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
                 )
                 continue
             if isinstance(item.get("observations"), list):
+                rows += 1
                 try:
                     # clipped first if too deep: a retry would report the observations' skips twice
                     group = _legacy_group(bounded(item), line, record, report)
@@ -350,6 +329,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
                 continue
             trace_id = text_or_none(_get(item, "traceId", "trace_id"))
             if is_observation_row(item) or (trace_id and "type" in item and "id" in item):
+                rows += 1
                 if not trace_id:
                     report.skip(
                         "invalid-record", f"{at}observation row without 'traceId'/'trace_id'", **where
@@ -364,10 +344,12 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
                     continue
                 _row_group(grouper, item, trace_id, line, record)
                 grouper.add(span)
-            elif trace_id and _is_score_row(item):
+            elif trace_id and is_score_row(item):
                 try:
-                    score = clipped_retry(_score, item, "the score")
-                    pending.setdefault(trace_id, []).append(Score.model_validate(score))
+                    score = clipped_retry(score_of, item, "the score")
+                    if pending_count < MAX_JOINED_SCORES:  # the rest counted below, not kept
+                        pending.setdefault(trace_id, []).append(Score.model_validate(score))
+                    pending_count += 1
                 except BadRecord as bad:
                     report.skip(bad.reason, at + bad.detail, **where)
             else:
@@ -379,17 +361,29 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
         yield from scored(intake.emit(_retyped(grouper.ready())))
     yield from scored(intake.emit(_retyped(grouper.drain())))
     intake.finish()
-    orphaned = sum(len(scores) for scores in pending.values())
-    if orphaned:
-        report.notes.append(
+    if attached:
+        names = ", ".join(path.name for path in score_files[:3]) + (", ..." if len(score_files) > 3 else "")
+        report.note(f"{attached} score(s) joined from the Langfuse score file(s) read with this one: {names}")
+    if dropped:
+        report.note(f"only the first {indexed} scores of the score files were joined (memory bound)")
+    orphaned = sum(len(scores) for scores in pending.values()) + max(0, pending_count - MAX_JOINED_SCORES)
+    observations = [path for path, kind in kinds.items() if kind == "observations"]
+    if orphaned and not rows and observations:
+        report.note(
+            f"{orphaned} score row(s) and no observations: they are joined onto the traces of the observation "
+            f"file(s) read with this one ({', '.join(path.name for path in observations[:3])})"
+        )
+    elif orphaned:
+        report.note(
             f"{orphaned} score row(s) name traces with no observations in the file (or read before the "
-            f"score): {', '.join(sorted(pending)[:5])}"
+            f"score): {', '.join(sorted(pending)[:5])}; read the observation files with it (the folder, or "
+            "both files) to join them"
         )
 
 
 def _sniff(value: Any) -> str | None:
     if is_langfuse_value(value):
-        return "Langfuse data (a trace with 'observations', or observation rows with a parent id)"
+        return "Langfuse data (a trace with 'observations', or observation or score rows)"
     return None
 
 

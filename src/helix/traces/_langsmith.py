@@ -35,6 +35,7 @@ _META_USAGE = {
     "total_tokens": ("total_tokens",),
 }
 _SESSION_KEYS = ("thread_id", "session_id", "conversation_id")
+_MAX_LINKS = 200_000  # run id -> trace id links kept for runs that name neither (bounded memory)
 
 
 def is_run(value: Any) -> bool:
@@ -138,12 +139,14 @@ def _event(run: dict[str, Any], *, root: bool, messages: MessagesOf = plain_mess
     error = text_or_none(run.get("error"))
     status_text = str(run.get("status") or "").lower()
     status = "error" if error or status_text == "error" else "ok" if status_text == "success" else "unset"
-    model = (
+    requested = (
         text_or_none(metadata.get("ls_model_name"))
         or text_or_none(invocation.get("model"))
         or text_or_none(invocation.get("model_name"))
-        or text_or_none(_dict(_dict(outputs).get("llm_output")).get("model_name"))
     )
+    model = _served_model(_dict(outputs)) or requested
+    if model != requested and requested is not None:
+        attributes["requested_model"] = requested
     attributes.update(
         {
             key: run[key]
@@ -171,6 +174,25 @@ def _event(run: dict[str, Any], *, root: bool, messages: MessagesOf = plain_mess
         "tool_call_id": tool_call_id,
         "attributes": attributes,
     }
+
+
+def _served_model(outputs: dict[str, Any]) -> str | None:
+    """The model snapshot that answered, when the run's outputs record it: an OpenAI completion's
+    ``model`` (``wrap_openai``), LangChain's ``llm_output.model_name`` or a message's
+    ``response_metadata.model_name``."""
+    found = text_or_none(outputs.get("model")) or text_or_none(
+        _dict(outputs.get("llm_output")).get("model_name")
+    )
+    if found:
+        return found
+    generations = outputs.get("generations")
+    first = generations[0] if isinstance(generations, list) and generations else None
+    first = first[0] if isinstance(first, list) and first else first
+    message = _dict(_dict(first).get("message"))
+    metadata = _dict(
+        _dict(message.get("kwargs")).get("response_metadata") or message.get("response_metadata")
+    )
+    return text_or_none(metadata.get("model_name")) or None
 
 
 def _scores(run: dict[str, Any], *, root: bool) -> list[dict[str, Any]]:
@@ -326,7 +348,11 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
             for run, span in zip(runs, spans, strict=True):
                 if span.parent_id is None:
                     _root_fields(run, group)
-                if not text_or_none(run.get("trace_id")) and not _dotted_root(run):
+                if (
+                    not text_or_none(run.get("trace_id"))
+                    and not _dotted_root(run)
+                    and len(trace_of) < _MAX_LINKS
+                ):
                     trace_of[span.span_id] = trace_id
                 grouper.add(span)
         yield from intake.emit(grouper.ready())

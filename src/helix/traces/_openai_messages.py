@@ -8,7 +8,7 @@ from typing import Any
 
 from .._util import content_hash
 from ._chat import convert_chat
-from ._format import FormatSpec, Source, TraceLocated
+from ._format import FormatSpec, Source, TraceLocated, read_as
 from ._json import json_values, record_traces, validated
 from ._model import Trace
 from ._report import IntakeReport
@@ -56,9 +56,9 @@ def _converter(source: Source) -> Any:
             raw_messages = value.get("messages")
             fmt, evidence = source.classify(value, "the record")
             if fmt == "helix":
-                raise BadRecord(f"{evidence}; read the file with format='helix'", "unrecognised-record")
+                raise BadRecord(f"{evidence}; {read_as('helix')}", "unrecognised-record")
             if not isinstance(raw_messages, list):
-                hint = f"; read the file with format={fmt!r}" if fmt is not None else ""
+                hint = f"; {read_as(fmt)}" if fmt is not None else ""
                 raise BadRecord(f"{evidence}, with no 'messages' list{hint}", "unrecognised-record")
             given = value.get("metadata")
             if given is not None and not isinstance(given, dict):

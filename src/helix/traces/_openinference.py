@@ -13,7 +13,9 @@ The attributes are interpreted by :mod:`helix.traces._openinference_attrs`, whic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
@@ -25,7 +27,7 @@ from ._report import IntakeReport
 from ._source import read_magic
 from ._span_content import MessagesOf, flatten, parse_time
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, decode_json, shown
+from ._values import BadRecord, count, decode_json, kind_of, shown
 
 __all__ = ["OPENINFERENCE"]
 
@@ -33,6 +35,8 @@ PARQUET_MAGIC = b"PAR1"
 
 
 def _sniff_record(value: dict[str, Any]) -> str | None:
+    if _is_trace_document(value):
+        return "an OpenInference trace as one document ('spans' nested in 'child_spans')"
     context = value.get("context")
     if "context.span_id" in value or (
         isinstance(context, dict) and "span_id" in context and ("span_kind" in value or "parent_id" in value)
@@ -75,7 +79,7 @@ def phoenix_span(
     ``history`` gives the message decoding of a trace id (:meth:`SpanGrouper.history`).
     """
     if not isinstance(row, dict):
-        raise BadRecord(f"expected a Phoenix span object, got a JSON {type(row).__name__}", "wrong-type")
+        raise BadRecord(f"expected a Phoenix span object, got a JSON {kind_of(row)}", "wrong-type")
     context = row.get("context")
     context = context if isinstance(context, dict) else {}
     trace_id = _text_id(context.get("trace_id", row.get("context.trace_id")), "context.trace_id")
@@ -87,7 +91,7 @@ def phoenix_span(
     if isinstance(attributes, dict):
         flatten(attributes, "", flat)
     elif attributes is not None:
-        raise BadRecord(f"'attributes' is {type(attributes).__name__}; expected an object")
+        raise BadRecord(f"'attributes' is {kind_of(attributes)}; expected an object")
     for key, value in row.items():
         if key.startswith("attributes.") and value is not None:
             flatten(value, key[len("attributes.") :], flat)
@@ -97,7 +101,7 @@ def phoenix_span(
     status_code = row.get("status_code")
     status = "unset"
     if isinstance(status_code, str):
-        status = {"OK": "ok", "ERROR": "error"}.get(status_code.upper(), "unset")
+        status = {"OK": "ok", "ERROR": "error"}.get(status_code.upper().removeprefix("STATUS_CODE_"), "unset")
     name = row.get("name")
     event: dict[str, Any] = {
         "name": name if isinstance(name, str) and name else "span",
@@ -118,21 +122,104 @@ def phoenix_span(
     )
 
 
+# -- one JSON document per trace, spans nested in child_spans ---------------------------------------------------
+
+_DURATION = re.compile(r"^P(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def _is_trace_document(value: Any) -> bool:
+    """``{"trace_id": ..., "spans": [...]}`` whose spans are span objects (nested in ``child_spans``)."""
+    spans = value.get("spans") if isinstance(value, dict) else None
+    if not isinstance(spans, list) or not spans or not isinstance(spans[0], dict):
+        return False
+    first = spans[0]
+    return "child_spans" in first or _sniff_record(first) is not None or "span_attributes" in first
+
+
+def _duration(value: Any) -> timedelta | None:
+    """A span duration: nanoseconds (a number or a string of digits) or ISO 8601 (``PT1.25S``)."""
+    nanos = count(value)
+    if nanos is not None:
+        return timedelta(microseconds=nanos / 1000)
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    hours, minutes, seconds = (float(part) if part else 0.0 for part in match.groups())
+    return timedelta(hours=hours, minutes=minutes, seconds=seconds)
+
+
+def _collector_row(span: dict[str, Any], trace_id: Any) -> dict[str, Any]:
+    """A span in OTel-collector columns (``span_id``, ``span_name``, ``span_attributes``, ``timestamp``,
+    ``duration``; the TRAIL traces) as a Phoenix row."""
+    start = parse_time(span.get("timestamp"))
+    length = _duration(span.get("duration"))
+    events = span.get("events")
+    row: dict[str, Any] = {
+        "name": span.get("span_name"),
+        "context": {"trace_id": span.get("trace_id") or trace_id, "span_id": span.get("span_id")},
+        "span_kind": span.get("span_kind"),
+        "parent_id": span.get("parent_span_id"),
+        "start_time": start,
+        "end_time": start + length if start is not None and length is not None else None,
+        "status_code": span.get("status_code"),
+        "status_message": span.get("status_message"),
+        "attributes": span.get("span_attributes"),
+        "events": [
+            {"name": e.get("Name", e.get("name")), "attributes": e.get("Attributes", e.get("attributes"))}
+            for e in (events if isinstance(events, list) else [])
+            if isinstance(e, dict)
+        ],
+    }
+    if span.get("logs"):
+        row["attributes.logs"] = span["logs"]
+    return row
+
+
+def _document_rows(document: dict[str, Any]) -> list[Any]:
+    """The spans of one trace document as Phoenix rows, parents before children (iteratively: any depth);
+    a nested span without a parent id gets the span it is nested in."""
+    trace_id = document.get("trace_id")
+    rows: list[Any] = []
+    stack: list[tuple[Any, Any]] = [(span, None) for span in reversed(document["spans"])]
+    while stack:
+        span, parent = stack.pop()
+        if not isinstance(span, dict):
+            rows.append(span)  # a skip, with the reason phoenix_span gives
+            continue
+        if "context" in span or "context.span_id" in span:
+            row = {key: value for key, value in span.items() if key != "child_spans"}
+            if isinstance(row.get("context"), dict) and not row["context"].get("trace_id"):
+                row["context"] = {**row["context"], "trace_id": trace_id}
+        else:
+            row = _collector_row(span, trace_id)
+        if row.get("parent_id") in (None, "") and parent is not None:
+            row["parent_id"] = parent
+        rows.append(row)
+        children = span.get("child_spans")
+        if isinstance(children, list):
+            context = row.get("context")
+            own = context.get("span_id") if isinstance(context, dict) else None
+            stack.extend((child, own) for child in reversed(children))
+    return rows
+
+
 def _feed(
-    items: Iterator[tuple[int | None, Any, str]],
+    items: Iterable[tuple[int | None, Any, str]],
     line: int | None,
     grouper: SpanGrouper,
     intake: SpanTraces,
     report: IntakeReport,
 ) -> Iterator[TraceLocated]:
-    for record, row, at in items:
-        try:
-            span = clipped_retry(phoenix_span, row, line, record, grouper.history)
-        except BadRecord as bad:
-            report.skip(bad.reason, at + bad.detail, line=line, record=record)
-            continue
-        grouper.add(span)
-        yield from intake.emit(grouper.ready())
+    for record, item, at in items:
+        rows = _document_rows(item) if _is_trace_document(item) else [item]
+        for row in rows:
+            try:
+                span = clipped_retry(phoenix_span, row, line, record, grouper.history)
+            except BadRecord as bad:
+                report.skip(bad.reason, at + bad.detail, line=line, record=record)
+                continue
+            grouper.add(span)
+            yield from intake.emit(grouper.ready())
 
 
 def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[TraceLocated]:
@@ -159,7 +246,7 @@ def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[T
         for batch in parquet.iter_batches(batch_size=2048):
             for row in batch.to_pylist():
                 index += 1
-                yield from _feed(iter([(index, row, "")]), None, grouper, intake, report)
+                yield from _feed([(index, row, "")], None, grouper, intake, report)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         report.skip(
             "unreadable", f"the Parquet file could not be read: {type(exc).__name__}: {exc}", record=1

@@ -35,7 +35,7 @@ from ._span_content import (
     plain_messages,
 )
 from ._spans import Span, SpanGrouper, SpanTraces
-from ._values import BadRecord, count, decode_json, integer, number, shown, usage_with_total
+from ._values import BadRecord, count, decode_json, integer, kind_of, number, shown, usage_with_total
 
 __all__ = ["OTLP", "any_value", "sibling_logs"]
 
@@ -70,6 +70,7 @@ _CONTENT_KEYS = (
     "traceloop.entity.output",
 )
 _CLIENT = 3
+_MAX_LOG_RECORDS = 200_000
 
 
 def _get(obj: dict[str, Any], camel: str, snake: str) -> Any:
@@ -321,7 +322,7 @@ def _span(
     raw: Any, logs: LogIndex, line: int | None, record: int | None, history: Callable[[str], MessagesOf]
 ) -> Span:
     if not isinstance(raw, dict):
-        raise BadRecord(f"a span is a JSON {type(raw).__name__}; expected an object", "wrong-type")
+        raise BadRecord(f"a span is a JSON {kind_of(raw)}; expected an object", "wrong-type")
     trace_id = _hex_id(_get(raw, "traceId", "trace_id"), 16, "traceId")
     span_id = _hex_id(_get(raw, "spanId", "span_id"), 8, "spanId")
     parent = _get(raw, "parentSpanId", "parent_span_id")
@@ -412,7 +413,7 @@ def sibling_logs(path: Path) -> Path | None:
 
 def _load_logs(path: Path, report: IntakeReport) -> LogIndex:
     index: LogIndex = {}
-    loose = 0
+    loose = kept = dropped = 0
     sub = IntakeReport(path=str(path))
     with open_source(path) as fh:
         for _line, _, value in json_values(fh, sub):
@@ -435,14 +436,22 @@ def _load_logs(path: Path, report: IntakeReport) -> LogIndex:
                     loose += 1
                     continue
                 if isinstance(name, str):
+                    if kept >= _MAX_LOG_RECORDS:
+                        dropped += 1
+                        continue
+                    kept += 1
                     index.setdefault((trace_id, span_id), []).append(
                         (name, attrs, any_value(record.get("body")))
                     )
-    report.notes.append(f"message events were joined from the OTLP logs file {str(path)!r}")
-    if sub.skipped:
-        report.notes.append(f"{len(sub.skipped)} line(s) of the logs file could not be read")
+    report.note(f"message events were joined from the OTLP logs file {str(path)!r}")
+    if sub.records_skipped:
+        report.note(f"{sub.records_skipped} line(s) of the logs file could not be read")
+    if dropped:
+        report.note(
+            f"{dropped} log record(s) past the first {_MAX_LOG_RECORDS} were not joined (memory bound)"
+        )
     if loose:
-        report.notes.append(f"{loose} log record(s) have no trace/span id and were not joined to a span")
+        report.note(f"{loose} log record(s) have no trace/span id and were not joined to a span")
     return index
 
 
@@ -457,9 +466,9 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     for line, given, value in json_values(source.fh, report, pages=("resourceSpans", "resource_spans")):
         for record, request, _ in page_items(value, None, line, given):
             if not isinstance(request, dict) or _get(request, "resourceSpans", "resource_spans") is None:
-                what = sorted(request)[:6] if isinstance(request, dict) else type(request).__name__
+                what = sorted(request)[:6] if isinstance(request, dict) else kind_of(request)
                 hint = (
-                    " (an OTLP logs batch: put logs in a sibling file, see sibling_logs)"
+                    " (an OTLP logs batch: put it in its own file next to the traces file, named like it with 'logs' for 'traces', and it is joined)"
                     if isinstance(request, dict)
                     and _get(request, "resourceLogs", "resource_logs") is not None
                     else ""
@@ -499,7 +508,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     intake.finish()
     if logs:
         unmatched = sum(len(v) for v in logs.values())
-        report.notes.append(f"{unmatched} log record(s) match no span of the traces file")
+        report.note(f"{unmatched} log record(s) match no span of the traces file")
 
 
 def _sniff_record(value: dict[str, Any]) -> str | None:

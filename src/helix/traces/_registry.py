@@ -18,6 +18,7 @@ from typing import IO, Any, get_args
 import orjson
 
 from .._exceptions import UsageError
+from . import _stream
 from ._agents_sdk import OPENAI_AGENTS
 from ._format import FormatSpec, NotThisFormat, TraceFormat
 from ._helix import HELIX
@@ -29,15 +30,20 @@ from ._miniswe import MINI_SWE_AGENT
 from ._openai_messages import OPENAI_MESSAGES
 from ._openinference import OPENINFERENCE
 from ._otlp import OTLP
-from ._source import READ_ERRORS, open_source, read_magic, strip_bom
+from ._report import UnreadKind
+from ._source import READ_ERRORS, iter_lines, open_source, read_magic, strip_bom
+from ._stream import skeleton
 from ._tau2 import TAU2_BENCH
 from ._tau_bench import TAU_BENCH
+from ._values import kind_of
 from ._whowhen import WHO_AND_WHEN
 
 __all__ = [
     "FORMATS",
     "TRACE_FORMATS",
+    "FORMATS_HINT",
     "FormatDetection",
+    "UnknownTraceFormat",
     "classify_value",
     "detect_format",
     "format_spec",
@@ -112,8 +118,8 @@ def _describe(value: Any) -> str:
             return "an empty list"
         if isinstance(value[0], dict):
             return f"a list of objects with keys {_keys(value[0])}"
-        return f"a list of {type(value[0]).__name__}"
-    return f"a JSON {type(value).__name__}"
+        return f"a list of {kind_of(value[0])}"
+    return f"a JSON {kind_of(value)}"
 
 
 def classify_value(value: Any, where: str) -> tuple[TraceFormat | None, str]:
@@ -128,11 +134,25 @@ def classify_value(value: Any, where: str) -> tuple[TraceFormat | None, str]:
     return None, f"{where} is {_describe(value)}"
 
 
-def _unknown(path: Path, sniffed: str) -> UsageError:
-    return UsageError(
-        f"Cannot tell the trace format of {str(path)!r}: {sniffed}. Helix reads: {', '.join(TRACE_FORMATS)}. "
-        "Convert the file to one of them, or pass the format explicitly (--format / format=...)."
-    )
+class UnknownTraceFormat(UsageError):
+    """No format claims a file. ``sniffed`` says what the file looked like; ``kind`` groups such files:
+    ``damaged`` (it could not be read), ``not-json`` or ``unknown-shape`` (JSON no format matches)."""
+
+    def __init__(self, path: Path, sniffed: str, kind: UnreadKind) -> None:
+        self.path = path
+        self.sniffed = sniffed
+        self.kind: UnreadKind = kind
+        super().__init__(f"Cannot tell the trace format of {str(path)!r}: {sniffed}. {FORMATS_HINT}")
+
+
+FORMATS_HINT = (
+    f"Helix reads: {', '.join(get_args(TraceFormat))}. Convert the file to one of them, or name its format "
+    "(--format NAME)."
+)
+
+
+def _unknown(path: Path, sniffed: str, kind: UnreadKind = "unknown-shape") -> UnknownTraceFormat:
+    return UnknownTraceFormat(path, sniffed, kind)
 
 
 def detect_format(path: str | Path) -> FormatDetection:
@@ -149,7 +169,7 @@ def detect_format(path: str | Path) -> FormatDetection:
 
     def ignore(line: int, message: str) -> None:
         nonlocal first_bad
-        first_bad = first_bad or f"the file is unreadable at line {line} ({message})"
+        first_bad = first_bad or f"the file is unreadable at line {line} ({message})"  # (a damaged .gz)
 
     with open_source(p) as fh:
         magic = read_magic(fh)
@@ -158,16 +178,13 @@ def detect_format(path: str | Path) -> FormatDetection:
                 try:
                     evidence = spec.sniff_file(magic, p)
                 except NotThisFormat as exc:
-                    raise _unknown(p, str(exc)) from None
+                    raise _unknown(p, str(exc), "damaged") from None
                 if evidence is not None:
                     return FormatDetection(format=spec.name, reason=evidence)
         shape = layout(fh, ignore)
         if shape.document:
-            try:
-                document = orjson.loads(strip_bom(fh.read()))
-            except (orjson.JSONDecodeError, *READ_ERRORS):
-                fh.seek(0)
-            else:
+            document = _document(fh, big=shape.big)
+            if document is not _BROKEN:
                 fmt, evidence = classify_value(
                     document, "line 1" if shape.single_line else "the JSON document"
                 )
@@ -181,7 +198,31 @@ def detect_format(path: str | Path) -> FormatDetection:
         first_bad = first_bad or bad_line
         if nonblank == 0 and first_bad is None:
             return FormatDetection(format="helix", reason="the file is empty; it reads as zero traces")
-    raise _unknown(p, sniffed or first_bad or "no record could be parsed")
+    if sniffed is not None:
+        raise _unknown(p, sniffed)
+    damaged = first_bad is not None and first_bad.startswith("the file is unreadable")
+    raise _unknown(p, first_bad or "no record could be parsed", "damaged" if damaged else "not-json")
+
+
+_BROKEN = object()
+
+
+def _document(fh: IO[bytes], *, big: bool) -> Any:
+    """The parsed document, or its :func:`skeleton` when it is too big to load; ``_BROKEN`` if it does not
+    parse (then its lines are sniffed). Rewinds ``fh``."""
+    try:
+        content = b"" if big else fh.read(_stream.STREAM_DOCUMENT_BYTES + 1)
+    except READ_ERRORS:
+        content = b""
+    if big or len(content) > _stream.STREAM_DOCUMENT_BYTES:
+        del content
+        found = skeleton(fh)
+        return _BROKEN if found is None else found
+    fh.seek(0)
+    try:
+        return orjson.loads(strip_bom(content))
+    except orjson.JSONDecodeError:
+        return _BROKEN
 
 
 def _sniff_lines(
@@ -190,28 +231,39 @@ def _sniff_lines(
     """The format of the first line that one claims, else ``(first evidence, non-blank lines, first bad)``."""
     sniffed: str | None = None
     first_bad: str | None = None
-    scanned = nonblank = lineno = 0
-    try:
-        for raw in fh:
-            lineno += 1
-            if lineno > _MAX_SNIFF_LINES or scanned > _MAX_SNIFF_BYTES:
-                break
-            scanned += len(raw)
-            line = (strip_bom(raw) if lineno == 1 else raw).strip()
-            if not line:
-                continue
+    scanned = nonblank = 0
+    for lineno, raw in iter_lines(fh, ignore):
+        if lineno > _MAX_SNIFF_LINES or scanned > _MAX_SNIFF_BYTES:
+            break
+        if raw is None:
+            first_bad = first_bad or f"line {lineno} is longer than Helix reads at once"
             nonblank += 1
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                first_bad = first_bad or f"line {lineno} is not JSON (starts {line[:40]!r})"
-                if nonblank == 1 and line[:1] in (b"{", b"["):
-                    break  # an opening bracket alone: a pretty-printed document that did not parse
-                continue
-            fmt, evidence = classify_value(value, f"line {lineno}")
-            if fmt is not None:
-                return FormatDetection(format=fmt, reason=evidence)
-            sniffed = sniffed or evidence
-    except READ_ERRORS as exc:
-        ignore(lineno + 1, f"{type(exc).__name__}: {exc}")
+            continue
+        scanned += len(raw)
+        line = raw.strip()
+        if not line:
+            continue
+        nonblank += 1
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            deep = str(exc).startswith("depth limit exceeded")
+            first_bad = first_bad or (
+                f"line {lineno} is nested more than 1,024 levels deep"
+                if deep
+                else f"line {lineno} is not JSON (it starts {_text_start(line)})"
+            )
+            if nonblank == 1 and line[:1] in (b"{", b"["):
+                break  # an opening bracket alone: a pretty-printed document that did not parse
+            continue
+        fmt, evidence = classify_value(value, f"line {lineno}")
+        if fmt is not None:
+            return FormatDetection(format=fmt, reason=evidence)
+        sniffed = sniffed or evidence
     return sniffed, nonblank, first_bad
+
+
+def _text_start(line: bytes) -> str:
+    """The start of a line as text for a message (bytes that are not UTF-8 shown as \ufffd)."""
+    text = line[:40].decode("utf-8", errors="replace")
+    return repr(text) + ("..." if len(line) > 40 else "")

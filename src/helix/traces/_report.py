@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ._model import Trace
 
 __all__ = [
+    "EXAMPLES_PER_REASON",
     "INTAKE_REPORT_VERSION",
     "CountSummary",
     "DuplicateId",
@@ -23,6 +24,7 @@ __all__ = [
     "SkipReason",
     "SkippedRecord",
     "UnreadFile",
+    "UnreadKind",
 ]
 
 INTAKE_REPORT_VERSION = 1
@@ -36,7 +38,15 @@ SkipReason = Literal[
     "unrecognised-record",  # a JSON object this format does not describe
     "unsupported-version",  # a Helix trace written by a newer Helix
     "unreadable",  # the file could not be read from here on (truncated or corrupt gzip, ...)
+    "too-large",  # a line or a record past the size Helix holds in memory at once
 ]
+
+EXAMPLES_PER_REASON = 20
+"""How many skipped records an :class:`IntakeReport` keeps as examples per reason (all are counted)."""
+MAX_NOTES = 50
+MAX_TOOL_NAMES = 1000
+OTHER_TOOLS = "(other tools)"
+_MAX_DETAIL_CHARS = 500
 
 
 class _Model(BaseModel):
@@ -97,9 +107,12 @@ class DuplicateId(_Model):
 class IntakeReport(_Model):
     """What one read of a trace file produced. Build an empty one and pass it to ``iter_traces``.
 
-    ``turns`` counts user messages per trace (each user message opens a turn); ``events`` counts events
-    per trace; ``tools`` counts tool events by tool name; ``error_tool_results`` counts tool events whose
-    status is ``error``.
+    Every skipped line or record is counted in ``skipped_by_reason``; ``skipped`` keeps the first
+    ``examples_per_reason`` of each reason as examples (``None``: all of them), so a file of millions of
+    bad lines reads in bounded memory. ``turns`` counts user messages per trace (each user message opens
+    a turn; the transcript's, else the user events); ``events`` counts events per trace; ``tools`` counts
+    tool events by tool name (the first ``MAX_TOOL_NAMES`` names, the rest together under
+    ``"(other tools)"``); ``error_tool_results`` counts tool events whose status is ``error``.
     """
 
     version: int = INTAKE_REPORT_VERSION
@@ -107,6 +120,7 @@ class IntakeReport(_Model):
     format: str | None = None
     detection: str | None = None
     traces_read: int = 0
+    examples_per_reason: int | None = EXAMPLES_PER_REASON
     skipped: list[SkippedRecord] = Field(default_factory=list)
     skipped_by_reason: dict[str, int] = Field(default_factory=dict)
     tools: dict[str, int] = Field(default_factory=dict)
@@ -121,34 +135,47 @@ class IntakeReport(_Model):
 
     @property
     def records_skipped(self) -> int:
-        """How many lines or records were skipped."""
-        return len(self.skipped)
+        """How many lines or records were skipped (``skipped`` holds examples of them)."""
+        return sum(self.skipped_by_reason.values())
 
     # -- building (used by the readers) ------------------------------------------------------------
 
     def skip(
         self, reason: SkipReason, detail: str, *, line: int | None = None, record: int | None = None
     ) -> None:
-        """Count one line or record that did not become a trace."""
-        self.skipped.append(
-            SkippedRecord(path=self.path, line=line, record=record, reason=reason, detail=detail)
-        )
-        self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + 1
+        """Count one line or record that did not become a trace (kept as an example while there are few)."""
+        counted = self.skipped_by_reason.get(reason, 0) + 1
+        self.skipped_by_reason[reason] = counted
+        limit = self.examples_per_reason
+        if limit is None or counted <= limit:
+            if len(detail) > _MAX_DETAIL_CHARS:
+                detail = detail[: _MAX_DETAIL_CHARS - 3] + "..."
+            self.skipped.append(
+                SkippedRecord(path=self.path, line=line, record=record, reason=reason, detail=detail)
+            )
+
+    def note(self, text: str) -> None:
+        """Add a note for the user, once (at most ``MAX_NOTES`` notes)."""
+        if text not in self.notes and len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
 
     def add_trace(self, trace: Trace) -> None:
         """Count one trace that was read."""
         self.traces_read += 1
-        turns = 0
+        user_events = 0
         tools = self.tools
         for event in trace.events:
             kind = event.kind
             if kind == "user":
-                turns += 1
+                user_events += 1
             elif kind == "tool":
-                tools[event.name] = tools.get(event.name, 0) + 1
+                name = event.name if event.name in tools or len(tools) < MAX_TOOL_NAMES else OTHER_TOOLS
+                tools[name] = tools.get(name, 0) + 1
                 if event.status == "error":
                     self.error_tool_results += 1
-                    self.tool_errors[event.name] = self.tool_errors.get(event.name, 0) + 1
+                    self.tool_errors[name] = self.tool_errors.get(name, 0) + 1
+        messages = trace.messages
+        turns = sum(m.role == "user" for m in messages) if messages else user_events
         self.turn_histogram[turns] = self.turn_histogram.get(turns, 0) + 1
         n_events = len(trace.events)
         self.event_histogram[n_events] = self.event_histogram.get(n_events, 0) + 1
@@ -162,12 +189,15 @@ class IntakeReport(_Model):
         self.duplicate_ids = [
             DuplicateId(id=trace_id, locations=locations) for trace_id, locations in duplicates.items()
         ]
-        if self.traces_read == 0 and not self.skipped and not any("empty" in n for n in self.notes):
-            self.notes.append("the file holds no records: read as zero traces")
+        if self.traces_read == 0 and not self.skipped_by_reason and not any("empty" in n for n in self.notes):
+            self.note("the file holds no records: read as zero traces")
         if self.duplicate_ids:
-            note = f"{len(self.duplicate_ids)} trace id(s) occur more than once; every copy was kept"
-            if note not in self.notes:
-                self.notes.append(note)
+            self.note(f"{len(self.duplicate_ids)} trace id(s) occur more than once; every copy was kept")
+        if len(self.skipped) < self.records_skipped:
+            self.note(
+                f"{self.records_skipped} line(s) or record(s) were skipped; the first {self.examples_per_reason} "
+                "of each reason are listed"
+            )
 
 
 class FormatCount(_Model):
@@ -178,11 +208,17 @@ class FormatCount(_Model):
     records_skipped: int = 0
 
 
+UnreadKind = Literal["damaged", "not-json", "unknown-shape", "not-read"]
+"""Why a file was not read: it is damaged (a corrupt ``.gz`` or ZIP), not JSON, JSON no format matches, or
+it could not be read for another reason (given in the reason)."""
+
+
 class UnreadFile(_Model):
     """A file that was not read at all (no format matched, or it could not be opened), and why."""
 
     path: str
     reason: str
+    kind: UnreadKind = "not-read"
 
 
 class IntakeSummary(_Model):
@@ -211,6 +247,6 @@ class IntakeSummary(_Model):
         count.traces_read += report.traces_read
         count.records_skipped += report.records_skipped
 
-    def add_unread(self, path: str, reason: str) -> None:
+    def add_unread(self, path: str, reason: str, kind: UnreadKind = "not-read") -> None:
         """Count one file that no reader could take."""
-        self.unread.append(UnreadFile(path=path, reason=reason))
+        self.unread.append(UnreadFile(path=path, reason=reason, kind=kind))

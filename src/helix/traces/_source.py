@@ -13,11 +13,13 @@ from .._exceptions import UsageError
 
 __all__ = [
     "GZIP_MAGIC",
+    "MAX_RECORD_BYTES",
     "READ_ERRORS",
     "file_stem",
     "iter_lines",
     "open_source",
     "read_all",
+    "read_error_text",
     "read_magic",
     "strip_bom",
 ]
@@ -36,6 +38,17 @@ _BUFFER_BYTES = 1 << 20
 
 # Errors a damaged file can raise while it is being read (truncated or corrupt gzip streams, ...).
 READ_ERRORS = (OSError, EOFError, zlib.error)
+
+
+def read_error_text(exc: BaseException) -> str:
+    """What a read failure means, for a message: a corrupt or truncated compressed stream, or the OS error."""
+    if isinstance(exc, zlib.error):
+        return f"the compressed data is corrupt ({exc})"
+    if isinstance(exc, EOFError):
+        return "the compressed file is truncated (it ends before its end-of-stream marker)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return f"the file is not valid gzip ({exc})"
+    return f"{exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
 
 
 @contextmanager
@@ -62,27 +75,61 @@ def open_source(path: Path) -> Iterator[IO[bytes]]:
             yield fh
 
 
-def iter_lines(fh: IO[bytes], on_error: Callable[[int, str], None]) -> Iterator[tuple[int, bytes]]:
+MAX_RECORD_BYTES = 64 * 2**20
+"""The most Helix reads into memory at once: a longer JSONL line, or a bigger one-record document, is
+passed over and counted as ``too-large``."""
+
+
+_CHUNK_BYTES = 1 << 20
+
+
+def iter_lines(
+    fh: IO[bytes], on_error: Callable[[int, str], None], max_bytes: int = MAX_RECORD_BYTES
+) -> Iterator[tuple[int, bytes | None]]:
     """Yield ``(line_number, raw_line)`` (1-based, the newline kept); a read failure ends the file.
 
-    A damaged stream (a truncated ``.gz``, say) is reported through ``on_error(line, message)`` with the
-    number of the line that could not be read, instead of raising: the lines before it still count.
+    A line longer than ``max_bytes`` is read past in chunks and yielded as ``(line_number, None)``, so
+    memory stays bounded whatever the file holds. A damaged stream (a truncated ``.gz``, say) is reported
+    through ``on_error(line, message)`` with the number of the line that could not be read, instead of
+    raising: the lines before it still count.
     """
     lineno = 0
+    readline = fh.readline
     try:
-        for raw in fh:
+        while True:
+            raw = readline(_CHUNK_BYTES)
+            if not raw:
+                return
             lineno += 1
+            if len(raw) == _CHUNK_BYTES and not raw.endswith(b"\n"):  # a long line: gather it, bounded
+                parts, size = [raw], len(raw)
+                while size <= max_bytes:
+                    part = readline(_CHUNK_BYTES)
+                    parts.append(part)
+                    size += len(part)
+                    if len(part) < _CHUNK_BYTES or part.endswith(b"\n"):
+                        break
+                if size > max_bytes:
+                    last = parts[-1]
+                    del parts
+                    while len(last) == _CHUNK_BYTES and not last.endswith(b"\n"):  # past the rest of it
+                        last = readline(_CHUNK_BYTES)
+                    yield lineno, None
+                    continue
+                raw = b"".join(parts)
+                del parts
             yield lineno, (strip_bom(raw) if lineno == 1 else raw)
     except READ_ERRORS as exc:
-        on_error(lineno + 1, f"{type(exc).__name__}: {exc}")
+        on_error(lineno + 1, read_error_text(exc))
 
 
-def read_all(fh: IO[bytes], on_error: Callable[[int, str], None]) -> bytes | None:
-    """The whole (decompressed) content, or ``None`` after reporting why it could not be read."""
+def read_all(fh: IO[bytes], on_error: Callable[[int, str], None], limit: int = -1) -> bytes | None:
+    """The whole (decompressed) content, at most ``limit`` bytes when given, or ``None`` after reporting
+    why it could not be read."""
     try:
-        return strip_bom(fh.read())
+        return strip_bom(fh.read(limit))
     except READ_ERRORS as exc:
-        on_error(1, f"{type(exc).__name__}: {exc}")
+        on_error(1, read_error_text(exc))
         return None
 
 

@@ -7,8 +7,9 @@ holding an :class:`Event`-shaped dict, feeds it to a :class:`SpanGrouper`, and c
 Grouping rule (streaming): spans are buffered per trace id. A trace is released when it is *complete
 enough*: its root (a span without a parent, or the source's trace record) has arrived and ``window``
 further spans of other traces have been read since its last span. Traces never seen with a root wait
-until the end of the file. Memory is bounded by the open traces of the last ``window`` spans plus
-rootless ones, not by the file. The cost: a span arriving more than ``window`` spans after its trace
+until the end of the file, or until more than ``MAX_PARKED_SPANS`` spans wait so (the oldest are then
+released as they are, their spans kept as roots). Memory is bounded by the open traces of the last
+``window`` spans plus those waiting, not by the file. The cost: a span arriving more than ``window`` spans after its trace
 was released makes a second trace with the same id (the intake report lists it as a duplicate id).
 """
 
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 DEFAULT_WINDOW_SPANS = 5_000
+MAX_PARKED_SPANS = 50_000
 
 
 # -- grouping ----------------------------------------------------------------------------------------------
@@ -84,6 +86,7 @@ class SpanGrouper:
         self.window = window if window is not None else DEFAULT_WINDOW_SPANS
         self._open: OrderedDict[str, SpanGroup] = OrderedDict()  # least recently extended first
         self._parked: dict[str, SpanGroup] = {}  # stale but rootless: wait for the end of the file
+        self._parked_spans = 0
         self._tick = 0
         self._memo = HistoryMemo()
 
@@ -96,7 +99,9 @@ class SpanGrouper:
         found = self._open.get(trace_id)
         if found is None:
             found = self._parked.pop(trace_id, None)
-            if found is None:
+            if found is not None:
+                self._parked_spans -= len(found.spans)
+            else:
                 found = SpanGroup(trace_id=trace_id, line=line, record=record)
             self._open[trace_id] = found
         else:
@@ -126,12 +131,19 @@ class SpanGrouper:
                 yield oldest
             else:
                 self._parked[trace_id] = oldest
+                self._parked_spans += len(oldest.spans)
+        while self._parked_spans > MAX_PARKED_SPANS:  # memory stays bounded: the oldest go as they are
+            trace_id, oldest = next(iter(self._parked.items()))
+            del self._parked[trace_id]
+            self._parked_spans -= len(oldest.spans)
+            yield oldest
 
     def drain(self) -> Iterator[SpanGroup]:
         """Every group still buffered, in order of first sight (at the end of the file)."""
         rest = list(self._open.values()) + list(self._parked.values())
         self._open.clear()
         self._parked.clear()
+        self._parked_spans = 0
         self._memo = HistoryMemo()
         rest.sort(key=lambda g: (g.line or 0, g.record or 0))
         yield from rest
@@ -438,7 +450,7 @@ class SpanTraces:
     def finish(self) -> None:
         """Note the orphans (spans whose parent is not in the file, kept as roots) in the report."""
         if self.orphans:
-            self.report.notes.append(
+            self.report.note(
                 f"{self.orphans} span(s) in {self.orphan_traces} trace(s) name a parent span that is not in "
                 "the file; they were kept as roots (metadata.orphan_spans counts them per trace)"
             )

@@ -21,7 +21,14 @@ import orjson
 from ._depth import bounded, too_deep
 from ._report import IntakeReport
 
-__all__ = ["FIRST_LINE_BYTES", "STREAM_DOCUMENT_BYTES", "is_big", "stream_items", "stream_value"]
+__all__ = [
+    "FIRST_LINE_BYTES",
+    "STREAM_DOCUMENT_BYTES",
+    "is_big",
+    "skeleton",
+    "stream_items",
+    "stream_value",
+]
 
 STREAM_DOCUMENT_BYTES = 64 * 2**20
 FIRST_LINE_BYTES = 2**20  # a first line longer than this is one big document, not a JSONL record
@@ -44,8 +51,8 @@ def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[t
     A value JSON cannot hold (a lone surrogate escape, which ijson's C backend reads as ``?`` but its pure
     Python one keeps) is skipped and counted; a parse error ends the stream with one counted skip.
     """
-    report.notes.append(
-        f"read record by record ({prefix!r}): the file is at least {STREAM_DOCUMENT_BYTES // 2**20} MB, "
+    report.note(
+        f"read record by record (the items of {_shown_prefix(prefix)}): the file is at least {STREAM_DOCUMENT_BYTES // 2**20} MB, "
         "so it was not loaded whole"
     )
     index = 0
@@ -70,6 +77,11 @@ def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[t
         _rewind(fh)
 
 
+def _shown_prefix(prefix: str) -> str:
+    """An ijson prefix as a reader says it: ``item`` -> the top-level array, ``samples.item`` -> 'samples'."""
+    return "the top-level array" if prefix == "item" else repr(prefix.removesuffix(".item"))
+
+
 def stream_value(fh: IO[bytes], prefix: str) -> Any:
     """The first value at ``prefix`` (a small part of a big document, such as its header), or ``None``."""
     try:
@@ -79,6 +91,74 @@ def stream_value(fh: IO[bytes], prefix: str) -> Any:
         return None
     finally:
         _rewind(fh)
+
+
+_SKELETON_DEPTH = 8
+_SKELETON_KEYS = 256
+_NOTHING = object()
+
+
+def skeleton(fh: IO[bytes]) -> Any:
+    """A small stand-in for a big document, to tell its format without loading it: every array keeps only
+    its first item, objects their first keys, and nothing deeper than a few levels (``None`` in its place).
+    ``None`` when the document does not parse. Reads the whole file once, holding one value at a time."""
+    stack: list[Any] = []  # open containers
+    keys: list[Any] = []  # per open container: the pending map key, or the number of items seen
+    root: Any = _NOTHING
+    skipping = 0
+    try:
+        _start(fh)
+        for event, value in ijson.basic_parse(fh, use_float=True):
+            if skipping:
+                if event in ("start_map", "start_array"):
+                    skipping += 1
+                elif event in ("end_map", "end_array"):
+                    skipping -= 1
+                continue
+            if event == "map_key":
+                keys[-1] = value if len(stack[-1]) < _SKELETON_KEYS else _NOTHING
+                continue
+            if event in ("end_map", "end_array"):
+                done = stack.pop()
+                keys.pop()
+                if not stack:
+                    root = done
+                    break
+                continue
+            opened: Any = {} if event == "start_map" else [] if event == "start_array" else _NOTHING
+            parent = stack[-1] if stack else None
+            wanted = parent is None or (
+                keys[-1] is not _NOTHING if isinstance(parent, dict) else not parent
+            )  # a map's kept keys; an array's first item
+            if not wanted or len(stack) >= _SKELETON_DEPTH:
+                if opened is not _NOTHING:
+                    skipping = 1
+                if wanted and parent is not None:
+                    _put(parent, keys, None)
+                continue
+            item = opened if opened is not _NOTHING else value
+            if parent is None:
+                root = item
+            else:
+                _put(parent, keys, item)
+            if opened is not _NOTHING:
+                stack.append(opened)
+                keys.append(_NOTHING if isinstance(opened, dict) else 0)
+            elif parent is None:
+                break
+    except _ERRORS:
+        return None
+    finally:
+        _rewind(fh)
+    return None if root is _NOTHING or stack else root
+
+
+def _put(parent: Any, keys: list[Any], item: Any) -> None:
+    if isinstance(parent, dict):
+        parent[keys[-1]] = item
+        keys[-1] = _NOTHING
+    else:
+        parent.append(item)
 
 
 def _start(fh: IO[bytes]) -> None:

@@ -25,7 +25,7 @@ from ._format import FormatSpec, Source, TraceLocated
 from ._json import clipped_retry, json_failure, json_values, validated
 from ._model import Trace
 from ._report import IntakeReport
-from ._source import file_stem, strip_bom
+from ._source import MAX_RECORD_BYTES, file_stem, read_error_text, strip_bom
 from ._values import BadRecord, kind_of, number, usage_from
 
 __all__ = ["TAU2_BENCH", "tau2_simulation_trace"]
@@ -300,7 +300,7 @@ def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
         simulations = value.get("simulations")
         if isinstance(simulations, list):
             if not simulations:
-                report.notes.append("the results file has no simulations: read as zero traces")
+                report.note("the results file has no simulations: read as zero traces")
             for index, sim in enumerate(simulations, given or 1):
                 try:
                     yield None, index, clipped_retry(_simulation, sim, context, stem)
@@ -324,12 +324,15 @@ def _dir_layout(
             record=1,
         )
         return
-    report.notes.append(f"dir layout: {len(files)} simulation file(s) read from {files[0].parent}")
+    report.note(f"dir layout: {len(files)} simulation file(s) read from {files[0].parent}")
     for index, sim_path in enumerate(files, 1):
         try:
+            if sim_path.stat().st_size > MAX_RECORD_BYTES:
+                report.skip("too-large", f"{sim_path.name} is larger than Helix reads at once", record=index)
+                continue
             raw = sim_path.read_bytes()
         except OSError as exc:
-            report.skip("unreadable", f"{sim_path.name}: {exc}", record=index)
+            report.skip("unreadable", f"{sim_path.name}: {read_error_text(exc)}", record=index)
             continue
         try:
             sim = orjson.loads(strip_bom(raw))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._chat import convert_chat
-from ._format import FormatSpec, Source, TraceLocated
+from ._format import FormatSpec, Source, TraceLocated, read_as
 from ._json import json_values, record_traces, validated
 from ._model import Trace
 from ._report import IntakeReport
@@ -37,7 +37,7 @@ def _converter(source: Source) -> Any:
         missing = [key for key in ("task_id", "trial", "traj") if key not in value]
         if missing:
             fmt, evidence = source.classify(value, "the record")
-            hint = f"; read the file with format={fmt!r}" if fmt not in (None, "tau-bench") else ""
+            hint = f"; {read_as(fmt)}" if fmt is not None and fmt != "tau-bench" else ""
             raise BadRecord(f"{evidence}, missing {missing}{hint}", "unrecognised-record")
         traj, info = value["traj"], value.get("info") or {}
         if not isinstance(traj, list):

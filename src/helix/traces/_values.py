@@ -48,14 +48,26 @@ _SHOWN.maxstring = _SHOWN.maxother = 80
 _SHOWN.maxlist = _SHOWN.maxdict = 4
 
 
+_SHOWN_CHARS = 80
+_SHOWN_ITEMS = 16
+_JSON_KINDS = {dict: "object", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
 def shown(value: Any) -> str:
-    """A source value as messages show it: its repr, shortened and safe at any nesting depth."""
-    return _SHOWN.repr(value)
+    """A source value as messages show it: as JSON (``null``, ``"text"``), shortened, safe at any depth."""
+    if isinstance(value, dict | list) and len(value) > _SHOWN_ITEMS:
+        text = _SHOWN.repr(value)
+    else:
+        try:
+            text = orjson.dumps(value).decode()
+        except (TypeError, orjson.JSONEncodeError):  # too deep, or not JSON: a bounded repr
+            text = _SHOWN.repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 3] + "..."
 
 
 def kind_of(value: Any) -> str:
-    """A JSON-ish name for the type of ``value`` (for messages)."""
-    return "null" if value is None else type(value).__name__
+    """The JSON name of the type of ``value`` (``null``, ``object``, ``array``, ``string``...), for messages."""
+    return "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)
 
 
 def text_or_none(value: Any) -> str | None:

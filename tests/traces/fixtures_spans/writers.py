@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -339,3 +340,204 @@ def phoenix_rows(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row[f"attributes.{key}"] = value if isinstance(value, str) else json.dumps(value)
         rows.append(row)
     return rows
+
+
+def openinference_otel_spans(runs: int = 2) -> list[Any]:
+    """Agent runs as real OpenTelemetry SDK spans carrying OpenInference attributes, the way the
+    ``openinference-instrumentation-*`` packages (smolagents, openai, ...) record them; ended spans,
+    children before parents."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import Status, StatusCode
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("openinference.instrumentation.smolagents")
+    for run in range(runs):
+        question = f"Weather in City{run}?"
+        with tracer.start_as_current_span("CodeAgent.run") as agent:
+            agent.set_attributes(
+                {
+                    "openinference.span.kind": "AGENT",
+                    "input.value": _json({"task": question, "stream": False}),
+                    "input.mime_type": "application/json",
+                    "session.id": f"conv_{run}",
+                    "tag.tags": ["prod", "weather"],
+                    "smolagents.max_steps": 20,
+                }
+            )
+            with tracer.start_as_current_span("Step 1") as step:
+                step.set_attributes({"openinference.span.kind": "CHAIN", "input.value": "step 1"})
+                with tracer.start_as_current_span("LiteLLMModel.generate") as llm:
+                    llm.set_attributes(
+                        {
+                            "openinference.span.kind": "LLM",
+                            "llm.model_name": "gpt-4o",
+                            "llm.provider": "openai",
+                            "llm.input_messages.0.message.role": "system",
+                            "llm.input_messages.0.message.content": SYSTEM,
+                            "llm.input_messages.1.message.role": "user",
+                            "llm.input_messages.1.message.content": question,
+                            "llm.output_messages.0.message.role": "assistant",
+                            "llm.output_messages.0.message.tool_calls.0.tool_call.id": f"call_{run}",
+                            "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+                            "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": _json(
+                                {"city": f"City{run}"}
+                            ),
+                            "llm.token_count.prompt": 42,
+                            "llm.token_count.completion": 17,
+                            "llm.token_count.total": 59,
+                        }
+                    )
+                with tracer.start_as_current_span("get_weather") as tool:
+                    tool.set_attributes(
+                        {
+                            "openinference.span.kind": "TOOL",
+                            "tool.name": "get_weather",
+                            "input.value": _json({"args": [], "kwargs": {"city": f"City{run}"}}),
+                            "input.mime_type": "application/json",
+                            "output.value": "21C" if run % 2 == 0 else "",
+                        }
+                    )
+                    if run % 2:
+                        tool.record_exception(TimeoutError("upstream timed out"))
+                        tool.set_status(Status(StatusCode.ERROR, "TimeoutError: upstream timed out"))
+            agent.set_attribute("output.value", f"It is 21C in City{run}.")
+            agent.set_status(Status(StatusCode.OK))
+    return list(exporter.get_finished_spans())
+
+
+def _iso(nanos: int | None) -> str | None:
+    if nanos is None:
+        return None
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(nanos / 1e9, UTC).isoformat()
+
+
+def phoenix_rest_spans(spans: list[Any]) -> list[dict[str, Any]]:
+    """SDK spans as ``GET /v1/projects/{project}/spans`` returns them (Phoenix's ``span_search`` router):
+    a GlobalID ``id``, ``context``, the kind only in ``span_kind`` (popped from the flat dotted
+    attributes), ISO times, ``status_code`` names; newest span first, as the endpoint sorts by id."""
+    import base64
+
+    out: list[dict[str, Any]] = []
+    for rowid, span in enumerate(spans, 1):
+        attributes = {k: list(v) if isinstance(v, tuple) else v for k, v in span.attributes.items()}
+        kind = attributes.pop("openinference.span.kind", "UNKNOWN")
+        out.append(
+            {
+                "id": base64.b64encode(f"Span:{rowid}".encode()).decode(),
+                "name": span.name,
+                "context": {
+                    "trace_id": f"{span.context.trace_id:032x}",
+                    "span_id": f"{span.context.span_id:016x}",
+                },
+                "span_kind": kind,
+                "parent_id": f"{span.parent.span_id:016x}" if span.parent is not None else None,
+                "start_time": _iso(span.start_time),
+                "end_time": _iso(span.end_time),
+                "status_code": span.status.status_code.name,
+                "status_message": span.status.description or "",
+                "attributes": attributes,
+                "events": [
+                    {"name": e.name, "timestamp": _iso(e.timestamp), "attributes": dict(e.attributes or {})}
+                    for e in span.events
+                ],
+            }
+        )
+    return out[::-1]
+
+
+def nested_trace_documents(spans: list[Any]) -> list[dict[str, Any]]:
+    """SDK spans as one JSON document per trace with nested ``child_spans``, the shape smolagents runs
+    instrumented with OpenInference are published in (the TRAIL benchmark's traces): OTel-collector
+    column names (``span_id``, ``parent_span_id``, ``span_name``, ``span_kind``, ``span_attributes``,
+    ``timestamp``, ``duration`` in nanoseconds, ``status_code``), children nested under their parent."""
+    by_trace: dict[str, list[Any]] = {}
+    for span in spans:
+        by_trace.setdefault(f"{span.context.trace_id:032x}", []).append(span)
+    documents = []
+    for trace_id, members in by_trace.items():
+        nodes: dict[str, dict[str, Any]] = {}
+        for span in members:
+            nodes[f"{span.context.span_id:016x}"] = {
+                "timestamp": _iso(span.start_time),
+                "trace_id": trace_id,
+                "span_id": f"{span.context.span_id:016x}",
+                "parent_span_id": f"{span.parent.span_id:016x}" if span.parent is not None else "",
+                "trace_state": "",
+                "span_name": span.name,
+                "span_kind": "Internal",
+                "service_name": "smolagents",
+                "resource_attributes": {"service.name": "smolagents"},
+                "scope_name": "openinference.instrumentation.smolagents",
+                "scope_version": "0.1.16",
+                "span_attributes": {
+                    k: list(v) if isinstance(v, tuple) else v for k, v in span.attributes.items()
+                },
+                "duration": span.end_time - span.start_time,
+                "status_code": {"OK": "Ok", "ERROR": "Error", "UNSET": "Unset"}[span.status.status_code.name],
+                "status_message": span.status.description or "",
+                "events": [
+                    {"Timestamp": _iso(e.timestamp), "Name": e.name, "Attributes": dict(e.attributes or {})}
+                    for e in span.events
+                ],
+                "links": [],
+                "logs": [],
+                "child_spans": [],
+            }
+        roots = []
+        for span in sorted(members, key=lambda s: s.start_time):
+            node = nodes[f"{span.context.span_id:016x}"]
+            parent = nodes.get(node["parent_span_id"])
+            (parent["child_spans"] if parent is not None else roots).append(node)
+        documents.append({"trace_id": trace_id, "spans": roots})
+    return documents
+
+
+def write_agents_runner(path: Path, base_url: str, question: str) -> Path:
+    """One ``Runner.run`` of an OpenAI Agents SDK agent on the Chat Completions model, against an
+    OpenAI-compatible server at ``base_url``, its spans (task, agent, turn, generation) captured with a
+    ``TracingProcessor`` as ``export()`` JSONL."""
+    from agents import Agent, OpenAIChatCompletionsModel, Runner
+    from agents.tracing import TracingProcessor, set_trace_processors
+    from openai import AsyncOpenAI
+
+    records: list[dict[str, Any]] = []
+
+    class Capture(TracingProcessor):
+        def on_trace_start(self, trace: Any) -> None:
+            pass
+
+        def on_trace_end(self, trace: Any) -> None:
+            records.append(trace.export())
+
+        def on_span_start(self, span: Any) -> None:
+            pass
+
+        def on_span_end(self, span: Any) -> None:
+            records.append(span.export())
+
+        def shutdown(self) -> None:
+            pass
+
+        def force_flush(self) -> None:
+            pass
+
+    set_trace_processors([Capture()])
+
+    async def run() -> None:
+        async with AsyncOpenAI(base_url=base_url, api_key="not-used", max_retries=0) as client:
+            agent = Agent(
+                name="WeatherBot",
+                instructions=SYSTEM,
+                model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client),
+            )
+            await Runner.run(agent, question)
+
+    asyncio.run(run())
+    path.write_bytes(b"".join(json.dumps(r, default=str).encode() + b"\n" for r in records if r))
+    return path
