@@ -12,12 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+from typer._click._textwrap import TextWrapper as _TextWrapper
 from typer.core import TyperGroup
 
 from .._version import __version__
 from . import _attest, _audit, _campaign, _demo, _judge, _review, _schema, _traces, _validate
 
 __all__ = ["app", "main"]
+
+# Help text is wrapped at spaces only: names such as `openai-messages` or `--rejudge-unscored` must
+# never be split across lines. Set on the wrapper class of the click copy typer ships, which only
+# formats help text (this module is the CLI's entry point, so nothing else in a process sees it).
+_TextWrapper.wordsep_re = _TextWrapper.wordsep_simple_re  # split at whitespace, never at hyphens
 
 
 class _Group(TyperGroup):
