@@ -1,12 +1,40 @@
 """Small shared helpers (private): atomic file writes, canonical JSON and hashing, YAML with lines,
-the git commit of a checkout."""
+the git commit of a checkout, and the one append-only writer of living suites."""
 
 from ._files import read_json, write_atomic, write_json_atomic
 from ._git import git_commit
 from ._hashing import canonical_json, content_hash
+from ._living import (
+    SUITE_HISTORY_DIR,
+    SUITE_HISTORY_SUFFIX,
+    SUITE_REVISION_FORMAT_VERSION,
+    Shrink,
+    SuiteMerge,
+    SuiteRevision,
+    SuiteShrankError,
+    append_revision,
+    assert_monotonic_growth,
+    first_shrink,
+    history_path,
+    read_suite_history,
+    upsert_by_id,
+)
 from ._yaml import Loc, field_path, node_at, node_line, parse_yaml_nodes
 
 __all__ = [
+    "SUITE_HISTORY_DIR",
+    "SUITE_HISTORY_SUFFIX",
+    "SUITE_REVISION_FORMAT_VERSION",
+    "Shrink",
+    "SuiteMerge",
+    "SuiteRevision",
+    "SuiteShrankError",
+    "append_revision",
+    "assert_monotonic_growth",
+    "first_shrink",
+    "history_path",
+    "read_suite_history",
+    "upsert_by_id",
     "Loc",
     "canonical_json",
     "content_hash",

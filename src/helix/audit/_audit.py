@@ -101,12 +101,15 @@ def audit_run(
     labels: LabelSource = None,
     guards: Iterable[str] = (),
     thresholds: AuditThresholds | None = None,
+    suites: Iterable[str | Path] = (),
 ) -> AuditReport:
     """Audit the evaluation in ``run_dir`` and return its findings, most urgent first.
 
     ``labels`` is a label store / labels JSONL path, or HumanLabel objects; when None, the run
     directory's ``labels.sqlite`` or ``labels.jsonl`` is used if present. ``guards`` names criteria
-    kept on purpose for failures that did not occur in this run. Raises :class:`~helix.UsageError`
+    kept on purpose for failures that did not occur in this run. ``suites`` names more folders whose
+    ``suites/*.history.jsonl`` living-suite histories are checked beside the run's own (e.g. the
+    project folder where ``helix criteria reconcile`` keeps ``criteria.yaml``). Raises :class:`~helix.UsageError`
     when ``run_dir`` is not a prepared run or a guard is not one of its criteria.
     """
     limits = thresholds or AuditThresholds()
@@ -132,7 +135,7 @@ def audit_run(
         audit_judge_models(snap),
         audit_unscored_rate(snap, limits),
         audit_uncertain_rate(snap, limits),
-        audit_suites(run.run_dir),
+        audit_suites(run.run_dir, extra=tuple(suites)),
         audit_stale_verdicts(snap),
         audit_grounding(matrix, snap.rows, guard_ids),
         audit_code_checks(matrix, run.traces),
