@@ -55,6 +55,17 @@ from ._drafts import (
 from ._handoff import HANDOFF_FORMAT_VERSION, handoff_bundle
 from ._merge import MergedCategory, SourceCategory, merge_categories, token_jaccard
 from ._present import present_for_discovery
+from ._profile import (
+    PROFILE_FORMAT_VERSION,
+    AgentProfile,
+    EventCount,
+    FlowEdge,
+    Handoff,
+    SubjectProfile,
+    ToolProfile,
+    profile_subject,
+    tool_sequence,
+)
 from ._run import (
     DEFAULT_BATCH_NOTES,
     DISCOVERY_FORMAT_VERSION,
@@ -74,11 +85,54 @@ from ._run import (
     read_notes,
     verdict_schema,
 )
+from ._sampling import (
+    SAMPLING_STRATEGIES,
+    Pick,
+    SamplePlan,
+    SamplingStrategy,
+    VerdictSignal,
+    sample_traces,
+    trace_outcome,
+)
 from ._saturation import Saturation, chao1, discovery_curve, good_turing_coverage, saturation
+from ._scoring import (
+    PAPER_AGENT_ACCURACY,
+    PAPER_STEP_ACCURACY,
+    AttributionRow,
+    AttributionScore,
+    OutcomeScore,
+    determinations_as_judging_run,
+    score_attribution,
+    score_outcomes,
+)
 from ._texts import DISCOVERY_PROMPT_VERSION
 from ._transport import Stage, read_stage_with_model
 
 __all__ = [
+    "score_outcomes",
+    "score_attribution",
+    "determinations_as_judging_run",
+    "OutcomeScore",
+    "AttributionScore",
+    "AttributionRow",
+    "PAPER_STEP_ACCURACY",
+    "PAPER_AGENT_ACCURACY",
+    "trace_outcome",
+    "sample_traces",
+    "VerdictSignal",
+    "SamplingStrategy",
+    "SamplePlan",
+    "Pick",
+    "SAMPLING_STRATEGIES",
+    "tool_sequence",
+    "profile_subject",
+    "ToolProfile",
+    "SubjectProfile",
+    "Handoff",
+    "FlowEdge",
+    "EventCount",
+    "AgentProfile",
+    "PROFILE_FORMAT_VERSION",
     "CLUSTER_FORMAT_VERSION",
     "DEFAULT_BATCH_NOTES",
     "DETERMINATION_FORMAT_VERSION",

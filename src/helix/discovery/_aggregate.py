@@ -27,7 +27,7 @@ from .._util import write_atomic
 from ..stats import wilson_interval
 from ._determine import DeterminationFile
 from ._merge import MergedCategory, SourceCategory, merge_categories
-from ._run import DeterminationUnit, Note, open_discovery, read_clusters, notes_of, read_determinations
+from ._run import DeterminationUnit, Note, notes_of, open_discovery, read_clusters, read_determinations
 from ._saturation import Saturation, saturation
 
 __all__ = [
