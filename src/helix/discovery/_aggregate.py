@@ -21,107 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from .._util import write_atomic
 from ..stats import wilson_interval
 from ._determine import DeterminationFile
+from ._drafts import criteria_draft_yaml
+from ._handoff import handoff_bytes
 from ._merge import MergedCategory, SourceCategory, merge_categories
+from ._report import write_discovery_report
+from ._result import CategoryStat, DeterminationCounts, DiscoveryResult, SaturationReport
 from ._run import DeterminationUnit, Note, notes_of, open_discovery, read_clusters, read_determinations
 from ._saturation import Saturation, saturation
 
-__all__ = [
-    "DISCOVERY_RESULT_VERSION",
-    "AggregateOutputs",
-    "CategoryStat",
-    "DeterminationCounts",
-    "DiscoveryResult",
-    "SaturationReport",
-    "aggregate_discovery",
-]
-
-DISCOVERY_RESULT_VERSION = 1
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CategoryStat(_Model):
-    """One emergent category with its failure rate."""
-
-    id: str
-    title: str
-    definition: str
-    question: str
-    pass_definition: str
-    fail_definition: str
-    routing: str
-    routing_votes: dict[str, int]
-    routing_reason: str
-    failures: int
-    """Traces whose first thing wrong falls in this category."""
-    rate: float
-    """failures / traces with a decided determination."""
-    ci95: tuple[float, float]
-    trace_ids: tuple[str, ...]
-    note_ids: tuple[str, ...]
-    agents: dict[str, int]
-    """Responsible agent → notes."""
-    members: tuple[tuple[int, str], ...]
-
-
-class DeterminationCounts(_Model):
-    """How the determinations came out, per trace."""
-
-    passed: int
-    failed: int
-    uncertain: int
-    unscored: int
-    failed_without_note: int = 0
-
-
-class SaturationReport(_Model):
-    """The saturation numbers and curve (see :mod:`~helix.discovery` saturation)."""
-
-    traces: int
-    notes: int
-    categories: int
-    singletons: int
-    doubletons: int
-    coverage: float | None
-    coverage_ci: tuple[float, float] | None
-    chao1: float | None
-    chao1_ci: tuple[float, float] | None
-    last_k: int
-    target: float
-    new_in_last_k: int
-    stopped: bool
-    curve: tuple[int, ...]
-
-    @classmethod
-    def of(cls, s: Saturation) -> SaturationReport:
-        """From the pure result."""
-        return cls(**s.__dict__)
-
-
-class DiscoveryResult(_Model):
-    """The content of ``aggregate/discovery.json``."""
-
-    version: int = DISCOVERY_RESULT_VERSION
-    prompt_version: str
-    subject: str | None
-    traces: int
-    determinations: DeterminationCounts
-    decided: int
-    notes: int
-    unassigned: int
-    unassigned_ids: tuple[str, ...]
-    categories: tuple[CategoryStat, ...]
-    saturation: SaturationReport
-    readers: tuple[str, ...]
-    """The runtime/model pairs that wrote the verdicts (provenance)."""
-    merge_threshold: float
+__all__ = ["AggregateOutputs", "aggregate_discovery"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,10 +115,6 @@ def aggregate_discovery(
     run_dir: str | Path, *, last_k: int = 20, target: float = 0.95, merge_threshold: float = 0.5
 ) -> AggregateOutputs:
     """AGGREGATE a discovery run (see the module docstring) and write its files."""
-    from ._drafts import criteria_draft_yaml
-    from ._handoff import handoff_bytes
-    from ._report import write_discovery_report
-
     run = open_discovery(run_dir)
     determinations = read_determinations(run)
     counts = _counts(determinations)

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._aggregate import CategoryStat, DiscoveryResult
+    from ._result import CategoryStat, DiscoveryResult
 
 
 def suggest_severity(rate: float) -> Severity:

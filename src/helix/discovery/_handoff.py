@@ -18,8 +18,8 @@ import orjson
 from ..scoring import mask_value
 
 if TYPE_CHECKING:
-    from ._aggregate import DiscoveryResult
     from ._determine import DeterminationFile
+    from ._result import DiscoveryResult
     from ._run import DeterminationUnit, Note
 
 __all__ = ["HANDOFF_FORMAT_VERSION", "handoff_bundle", "handoff_bytes"]

@@ -35,14 +35,14 @@ def _from_events(trace: Trace) -> list[str | None]:
                 named = out.get("name") if isinstance(out, dict) else None
                 names.append(named if isinstance(named, str) and named else _event_agent(e))
         elif e.kind in ("tool", "retrieval"):
-            names.append(_event_agent(e))
+            names.append(None)  # a tool result: the tool is named on the entry itself
     return names
 
 
 def speakers(trace: Trace) -> list[str | None]:
-    """The agent that produced each transcript entry (None where the trace does not say)."""
+    """The agent that produced each transcript entry (None where the trace does not say, and for tool results)."""
     if trace.messages:
-        return [m.name if m.name else None for m in trace.messages]
+        return [m.name if m.name and m.role != "tool" else None for m in trace.messages]
     return _from_events(trace)
 
 
@@ -53,7 +53,7 @@ def present_for_discovery(trace: Trace) -> dict[str, Any]:
     names = speakers(trace)
     if len(names) == len(transcript):
         for entry, name in zip(transcript, names, strict=True):
-            if name is not None and entry.get("role") != "tool":
+            if name is not None:
                 entry["agent"] = name
     trajectory["transcript"] = transcript
     return trajectory

@@ -15,7 +15,7 @@ from .._util import write_atomic
 from ..report import STYLE, esc
 
 if TYPE_CHECKING:
-    from ._aggregate import DiscoveryResult
+    from ._result import DiscoveryResult
 
 __all__ = ["render_discovery_report", "write_discovery_report"]
 

@@ -17,7 +17,6 @@ Outcomes come from ``outcomes`` (trace id → passed) when given, else from the 
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -99,10 +98,12 @@ def trace_outcome(trace: Trace, *, score_name: str | None = None, pass_threshold
 
 def _robust_z(values: Sequence[float]) -> list[float]:
     med = statistics.median(values)
-    mad = statistics.median(abs(v - med) for v in values)
-    if mad == 0:
-        return [0.0 if v == med else math.inf for v in values]
-    return [abs(v - med) / (1.4826 * mad) for v in values]
+    scale = 1.4826 * statistics.median(abs(v - med) for v in values)
+    if scale == 0:  # over half the values equal the median: fall back to the mean absolute deviation
+        scale = 1.2533 * statistics.fmean(abs(v - med) for v in values)
+    if scale == 0:
+        return [0.0 for _ in values]
+    return [abs(v - med) / scale for v in values]
 
 
 def _outliers(traces: Sequence[Trace]) -> list[Pick]:
@@ -122,8 +123,7 @@ def _outliers(traces: Sequence[Trace]) -> list[Pick]:
         med = statistics.median(v for _, v in known)
         for (tid, v), z in zip(known, zs, strict=True):
             if z > best[tid][0]:
-                shown = "inf" if math.isinf(z) else f"{z:.1f}"
-                best[tid] = (z, f"{fname} {v:g} (robust z {shown}; median {med:g})")
+                best[tid] = (z, f"{fname} {v:g} (robust z {z:.1f}; median {med:g})")
     order = sorted(traces, key=lambda t: (-best[t.id][0], t.id))
     return [Pick(trace_id=t.id, reason=f"outlier: {best[t.id][1]}") for t in order]
 

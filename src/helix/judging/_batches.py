@@ -35,6 +35,7 @@ __all__ = [
     "BatchPlan",
     "VerdictProgress",
     "estimate_tokens",
+    "packet_kind",
     "plan_batches",
     "verdict_progress",
     "write_batches",
@@ -108,6 +109,8 @@ class BatchFile(BaseModel):
     budget_tokens: int
     estimated_tokens: int
     oversize: bool
+    kind: str
+    """The packet kind (``trajectory``, ``criterion``, ``determination``, ``cluster``, ...): which reader to send."""
     packets: tuple[str, ...]
     """Absolute paths of the packet files to judge: read each, follow its instructions."""
     verdicts: tuple[str, ...]
@@ -135,6 +138,19 @@ class BatchPlan:
         )
 
 
+def packet_kind(path: str | Path) -> str:
+    """A packet file's kind: its ``kind`` field, or for trajectory packets ``trajectory``/``criterion`` by axis."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return "unknown"
+    if not isinstance(data, dict):
+        return "unknown"
+    if isinstance(data.get("kind"), str):
+        return str(data["kind"])
+    return "criterion" if data.get("axis") == "criterion" else "trajectory"
+
+
 def write_batches(directory: str | Path, *, budget_tokens: int, include_judged: bool = False) -> BatchPlan:
     """Plan and write the batches of a packet directory (by default only packets without a verdict).
 
@@ -160,6 +176,7 @@ def write_batches(directory: str | Path, *, budget_tokens: int, include_judged: 
             budget_tokens=budget_tokens,
             estimated_tokens=b.tokens,
             oversize=b.oversize,
+            kind=packet_kind(folder.packet_path(b.keys[0])),
             packets=tuple(str(folder.packet_path(k)) for k in b.keys),
             verdicts=tuple(str(folder.verdict_path(k)) for k in b.keys),
         )
@@ -171,6 +188,7 @@ def write_batches(directory: str | Path, *, budget_tokens: int, include_judged: 
         "budget_tokens": budget_tokens,
         "token_estimate": f"ceil(packet bytes / {BYTES_PER_TOKEN}) + {REPLY_TOKENS} per packet",
         "batches": [p.name for p in written],
+        "kinds": sorted({packet_kind(folder.packet_path(b.keys[0])) for b in plan}),
         "packets": len(todo),
     }
     write_atomic(out / "index.json", orjson.dumps(index, option=orjson.OPT_INDENT_2) + b"\n")
