@@ -60,7 +60,7 @@ def test_simulation_coverage_interval_holds_its_stated_error() -> None:
         true_cov = sum(probs[i] for i in seen)
         counts = [labels.count(f"c{i}") for i in seen]
         cov, (lo, hi) = good_turing_coverage(counts)  # type: ignore[misc]
-        inside += lo <= true_cov <= hi
+        inside += lo - 1e-9 <= true_cov <= hi + 1e-9  # float sums of probabilities
     assert inside / sims >= 0.90  # a 95% interval: at least 90% measured over 400 draws
 
 

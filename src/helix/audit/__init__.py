@@ -46,11 +46,11 @@ from ._suites import (
 
 __all__ = [
     "AREAS",
+    "AUDIT_FORMAT_VERSION",
+    "CHECKS",
     "DEEP_CHECKS",
     "DEEP_DIR",
     "DEEP_PROMPT_VERSION",
-    "AUDIT_FORMAT_VERSION",
-    "CHECKS",
     "DEFAULT_LABEL_FILES",
     "STATUS_ORDER",
     "SUITE_HISTORY_DIR",

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict
 
-from .._exceptions import InputFileError, VerdictFileError
+from .._exceptions import VerdictFileError
 from .._util import content_hash, write_atomic
 from ..judging import (
     CriteriaMatrix,
@@ -32,6 +32,7 @@ from ..judging import (
     parse_feedback_message,
     parse_verdict_file,
     parse_verdict_text,
+    read_checked_packet,
     verdict_json_schema,
 )
 from ..models import ChatMessage
@@ -131,20 +132,13 @@ def _criterion_view(matrix: CriteriaMatrix) -> list[dict[str, Any]]:
 
 
 def _read_packet(path: str, key: str) -> DeepPacket:
-    try:
-        packet = DeepPacket.model_validate(orjson.loads(Path(path).read_bytes()))
-    except FileNotFoundError:
-        raise InputFileError("packet file is missing; run `helix audit --deep` again", path=path) from None
-    except (orjson.JSONDecodeError, ValueError) as exc:
-        raise InputFileError(
-            f"not an audit packet ({exc}); run `helix audit --deep` again", path=path
-        ) from exc
-    actual = content_hash(_content(packet.criterion, packet.pin.prompt_version))
-    if packet.key != key or actual != key:
-        raise InputFileError(
-            f"key {key!r} does not match the packet's content: the file was edited", path=path, field="key"
-        )
-    return packet
+    return read_checked_packet(
+        path,
+        key,
+        DeepPacket,
+        lambda p: content_hash(_content(p.criterion, p.pin.prompt_version)),
+        remedy="run `helix audit --deep` again",
+    )
 
 
 class CriterionReading:

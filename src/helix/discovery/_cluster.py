@@ -20,9 +20,16 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._exceptions import InputFileError
 from .._util import content_hash
-from ..judging import JudgeInfo, Judgment, Pin, decode_strict, fence_blocks, find_answer_object
+from ..judging import (
+    JudgeInfo,
+    Judgment,
+    Pin,
+    fence_blocks,
+    find_answer_object,
+    read_checked_packet,
+    read_verdict_document,
+)
 from ..models import ChatMessage
 from ._contract import bad, check_envelope, check_keys, check_order, judge_of, text_of
 from ._texts import (
@@ -305,17 +312,8 @@ def parse_cluster_text(
 
 def parse_cluster_file(path: str | Path, *, key: str, note_ids: Sequence[str]) -> ClusterFile:
     """Read and check a clusterer's ``<key>.verdict.json`` as an agent runtime wrote it."""
-    p = Path(path)
-    source = str(p)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except FileNotFoundError as exc:
-        raise bad("verdict file does not exist; dispatch the cluster packet to a reader", source) from exc
-    except UnicodeDecodeError as exc:
-        raise bad(f"not UTF-8 text ({exc}); write the verdict as UTF-8 JSON", source) from exc
-    obj = decode_strict(text, source)
-    if not isinstance(obj, dict):
-        raise bad(f"a verdict must be a JSON object, got {type(obj).__name__}", source)
+    source = str(path)
+    obj = read_verdict_document(path, remedy="dispatch the cluster packet to a reader")
     status = check_envelope(obj, key=key, version=CLUSTER_FORMAT_VERSION, body="clustering", source=source)
     judge = judge_of(obj.get("judge"), source) if obj.get("judge") is not None or status == "scored" else None
     if status == "unscored":
@@ -325,23 +323,13 @@ def parse_cluster_file(path: str | Path, *, key: str, note_ids: Sequence[str]) -
 
 def read_cluster_packet(path: str, key: str) -> ClusterPacket:
     """Read a cluster packet and check its content hashes to ``key``."""
-    try:
-        packet = ClusterPacket.model_validate(orjson.loads(Path(path).read_bytes()))
-    except FileNotFoundError:
-        raise InputFileError("packet file is missing; re-run `helix discover cluster`", path=path) from None
-    except (orjson.JSONDecodeError, ValueError) as exc:
-        raise InputFileError(
-            f"not a cluster packet ({exc}); re-run `helix discover cluster`", path=path
-        ) from exc
-    actual = cluster_key(packet.notes, prompt_version=packet.pin.prompt_version)
-    if packet.key != key or actual != key:
-        raise InputFileError(
-            f"key {key!r} does not match the packet's content (which hashes to {actual!r}): the file was "
-            "edited; re-run `helix discover cluster`",
-            path=path,
-            field="key",
-        )
-    return packet
+    return read_checked_packet(
+        path,
+        key,
+        ClusterPacket,
+        lambda p: cluster_key(p.notes, prompt_version=p.pin.prompt_version),
+        remedy="re-run `helix discover cluster`",
+    )
 
 
 def _notes_block(notes: Sequence[NoteView]) -> str:

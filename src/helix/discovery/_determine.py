@@ -20,9 +20,16 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._exceptions import InputFileError
 from .._util import content_hash
-from ..judging import JudgeInfo, Judgment, Pin, decode_strict, fence_blocks, find_answer_object
+from ..judging import (
+    JudgeInfo,
+    Judgment,
+    Pin,
+    fence_blocks,
+    find_answer_object,
+    read_checked_packet,
+    read_verdict_document,
+)
 from ..models import ChatMessage
 from ._contract import bad, check_envelope, check_keys, check_order, confidence_of, judge_of, text_of
 from ._texts import (
@@ -235,17 +242,8 @@ def parse_determination_text(
 
 def parse_determination_file(path: str | Path, *, key: str, entries: int) -> DeterminationFile:
     """Read and check a determiner's ``<key>.verdict.json`` as an agent runtime wrote it."""
-    p = Path(path)
-    source = str(p)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except FileNotFoundError as exc:
-        raise bad("verdict file does not exist; dispatch the packet to a reader", source) from exc
-    except UnicodeDecodeError as exc:
-        raise bad(f"not UTF-8 text ({exc}); write the verdict as UTF-8 JSON", source) from exc
-    obj = decode_strict(text, source)
-    if not isinstance(obj, dict):
-        raise bad(f"a verdict must be a JSON object, got {type(obj).__name__}", source)
+    source = str(path)
+    obj = read_verdict_document(path, remedy="dispatch the packet to a reader")
     status = check_envelope(
         obj, key=key, version=DETERMINATION_FORMAT_VERSION, body="determination", source=source
     )
@@ -259,24 +257,13 @@ def parse_determination_file(path: str | Path, *, key: str, entries: int) -> Det
 
 def read_determination_packet(path: str, key: str) -> DeterminationPacket:
     """Read a determiner packet and check its content hashes to ``key``."""
-    try:
-        data = orjson.loads(Path(path).read_bytes())
-        packet = DeterminationPacket.model_validate(data)
-    except FileNotFoundError:
-        raise InputFileError("packet file is missing; re-run `helix discover prep`", path=path) from None
-    except (orjson.JSONDecodeError, ValueError) as exc:
-        raise InputFileError(
-            f"not a determiner packet ({exc}); re-run `helix discover prep`", path=path
-        ) from exc
-    actual = determination_key(packet.trajectory, prompt_version=packet.pin.prompt_version)
-    if packet.key != key or actual != key:
-        raise InputFileError(
-            f"key {key!r} does not match the packet's content (which hashes to {actual!r}): the file was "
-            "edited; re-run `helix discover prep`",
-            path=path,
-            field="key",
-        )
-    return packet
+    return read_checked_packet(
+        path,
+        key,
+        DeterminationPacket,
+        lambda p: determination_key(p.trajectory, prompt_version=p.pin.prompt_version),
+        remedy="re-run `helix discover prep`",
+    )
 
 
 class Determining:

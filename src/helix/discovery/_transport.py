@@ -33,25 +33,27 @@ async def read_stage_with_model(
     answers are recorded as such (never as a pass or a fail); the caller closes ``model``.
     """
     run = open_discovery(run_dir)
-    pin = run.manifest.pin
+    if stage not in ("determine", "cluster"):
+        raise UsageError(f"unknown stage {stage!r}; use 'determine' or 'cluster'")
+    pin, done = run.manifest.pin, rejudge_unscored
     if stage == "determine":
+        kind_d = Determining()
         return await judge_packet_directory(
             run.determine.root,
-            Determining(),
+            kind_d,
             model,
             pin=pin,
             concurrency=concurrency,
             on_progress=on_progress,
-            rejudge_unscored=rejudge_unscored,
+            rejudge_unscored=done,
         )
-    if stage == "cluster":
-        return await judge_packet_directory(
-            run.cluster.root,
-            Clustering(),
-            model,
-            pin=pin,
-            concurrency=concurrency,
-            on_progress=on_progress,
-            rejudge_unscored=rejudge_unscored,
-        )
-    raise UsageError(f"unknown stage {stage!r}; use 'determine' or 'cluster'")
+    kind_c = Clustering()
+    return await judge_packet_directory(
+        run.cluster.root,
+        kind_c,
+        model,
+        pin=pin,
+        concurrency=concurrency,
+        on_progress=on_progress,
+        rejudge_unscored=done,
+    )

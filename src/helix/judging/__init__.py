@@ -1,7 +1,7 @@
 """Judging: criteria, the prompt renderer, packets and content keys, verdicts, and transports."""
 
 from .._exceptions import CodeCheckError
-from ._answers import decode_strict, find_answer_object
+from ._answers import decode_strict, find_answer_object, read_verdict_document
 from ._batches import (
     BATCH_FORMAT_VERSION,
     BYTES_PER_TOKEN,
@@ -48,6 +48,7 @@ from ._packet_dir import (
     PacketDirectory,
     check_model_pin,
     judge_packet_directory,
+    read_checked_packet,
 )
 from ._packets import (
     PACKET_FORMAT_VERSION,
@@ -186,8 +187,10 @@ __all__ = [
     "present_criterion",
     "present_trace",
     "read_answer",
+    "read_checked_packet",
     "read_packet",
     "read_packet_view",
+    "read_verdict_document",
     "render_messages",
     "render_prompt",
     "resolve_check",

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from .._exceptions import VerdictFileError
 
-__all__ = ["decode_strict", "find_answer_object"]
+__all__ = ["decode_strict", "find_answer_object", "read_verdict_document"]
 
 _FENCED = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
 
@@ -89,3 +90,20 @@ def find_answer_object(text: str, source: str, *, marker: str, shape: str) -> di
         f"JSON object {shape}",
         path=source,
     )
+
+
+def read_verdict_document(path: str | Path, *, remedy: str) -> dict[str, Any]:
+    """The JSON object of a verdict file an agent runtime wrote (``remedy``: how to get a missing one)."""
+    source = str(path)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except FileNotFoundError as exc:
+        raise VerdictFileError(f"verdict file does not exist; {remedy}", path=source) from exc
+    except UnicodeDecodeError as exc:
+        raise VerdictFileError(
+            f"not UTF-8 text ({exc}); write the verdict as UTF-8 JSON", path=source
+        ) from exc
+    obj = decode_strict(text, source)
+    if not isinstance(obj, dict):
+        raise VerdictFileError(f"a verdict must be a JSON object, got {type(obj).__name__}", path=source)
+    return obj

@@ -26,11 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
+import orjson
+from pydantic import BaseModel
 
-from .._exceptions import UsageError
+from .._exceptions import InputFileError, UsageError
 from ..models import (
     RECEIPTS_FILE,
     AdaptiveLimiter,
@@ -61,6 +63,7 @@ __all__ = [
     "PacketDirectory",
     "check_model_pin",
     "judge_packet_directory",
+    "read_checked_packet",
 ]
 
 PACKET_SUFFIX = ".packet.json"
@@ -68,6 +71,33 @@ VERDICT_SUFFIX = ".verdict.json"
 
 P = TypeVar("P")
 R = TypeVar("R")
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_checked_packet(
+    path: str | Path, key: str, model: type[M], key_of: Callable[[M], str], *, remedy: str
+) -> M:
+    """Read a packet file into ``model`` and check that its content hashes to ``key``.
+
+    ``key_of`` re-derives the key from the packet's judged content; ``remedy`` is the command that
+    rewrites the packet. Raises :class:`~helix.InputFileError` for a missing, broken or edited file.
+    """
+    try:
+        data: Any = orjson.loads(Path(path).read_bytes())
+        packet = model.model_validate(data)
+    except FileNotFoundError:
+        raise InputFileError(f"packet file is missing; {remedy}", path=path) from None
+    except (orjson.JSONDecodeError, ValueError) as exc:
+        raise InputFileError(f"not a {model.__name__} packet ({exc}); {remedy}", path=path) from exc
+    actual = key_of(packet)
+    if getattr(packet, "key", None) != key or actual != key:
+        raise InputFileError(
+            f"key {key!r} does not match the packet's content (which hashes to {actual!r}): the file was "
+            f"edited; {remedy}",
+            path=path,
+            field="key",
+        )
+    return packet
 
 
 class DirectoryKind(PacketKind[P, R], Protocol[P, R]):
