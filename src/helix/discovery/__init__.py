@@ -63,7 +63,6 @@ from ._result import (
     CategoryStat,
     DeterminationCounts,
     DiscoveryResult,
-    SaturationReport,
 )
 from ._run import (
     DEFAULT_BATCH_NOTES,
@@ -155,7 +154,6 @@ __all__ = [
     "SamplePlan",
     "SamplingStrategy",
     "Saturation",
-    "SaturationReport",
     "SourceCategory",
     "Stage",
     "SubjectProfile",

@@ -30,9 +30,9 @@ from ._drafts import criteria_draft_yaml
 from ._handoff import handoff_bytes
 from ._merge import MergedCategory, SourceCategory, merge_categories
 from ._report import write_discovery_report
-from ._result import CategoryStat, DeterminationCounts, DiscoveryResult, SaturationReport
+from ._result import CategoryStat, DeterminationCounts, DiscoveryResult
 from ._run import DeterminationUnit, Note, notes_of, open_discovery, read_clusters, read_determinations
-from ._saturation import Saturation, saturation
+from ._saturation import saturation
 
 __all__ = ["AggregateOutputs", "aggregate_discovery"]
 
@@ -56,7 +56,7 @@ class AggregateOutputs:
             f"{r.traces} traces: {d.passed} pass, {d.failed} fail, {d.uncertain} uncertain, {d.unscored} unscored; "
             f"{r.notes} notes in {len(r.categories)} categories ({fixable} fixable, "
             f"{len(r.categories) - fixable} eval-worthy), {r.unassigned} unassigned",
-            Saturation(**r.saturation.model_dump()).describe(),
+            r.saturation.describe(),
             f"result:   {self.result_path}",
             f"criteria: {self.draft_path} (merge with `helix criteria reconcile {self.draft_path} --into criteria.yaml`)",
             f"handoff:  {self.handoff_path}",
@@ -156,7 +156,7 @@ def aggregate_discovery(
         unassigned=len(unassigned),
         unassigned_ids=unassigned,
         categories=categories,
-        saturation=SaturationReport.of(sat),
+        saturation=sat,
         readers=_readers([v for _, v in determinations] + [v for _, v in clusters]),
         merge_threshold=merge_threshold,
     )

@@ -31,7 +31,7 @@ from ..judging import (
     read_verdict_document,
 )
 from ..models import ChatMessage
-from ._contract import bad, check_envelope, check_keys, check_order, judge_of, text_of
+from ._contract import VerdictEnvelope, bad, check_envelope, check_keys, check_order, judge_of, text_of
 from ._texts import (
     CLUSTER_ANSWER,
     CLUSTER_DELIVERY,
@@ -117,14 +117,9 @@ class ClusterAnswer(_Model):
     unassigned: tuple[Unassigned, ...] = ()
 
 
-class ClusterFile(_Model):
+class ClusterFile(VerdictEnvelope):
     """The content of a clusterer's ``<key>.verdict.json``."""
 
-    version: int = CLUSTER_FORMAT_VERSION
-    key: str
-    status: Literal["scored", "unscored"] = "scored"
-    error: str | None = None
-    judge: JudgeInfo | None = None
     clustering: ClusterAnswer | None = None
 
 

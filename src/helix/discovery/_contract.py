@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .._exceptions import VerdictFileError
 from ..judging import JudgeInfo
 
 __all__ = [
     "ENVELOPE_KEYS",
+    "VerdictEnvelope",
     "bad",
     "check_envelope",
     "check_keys",
@@ -27,6 +28,19 @@ __all__ = [
 ]
 
 ENVELOPE_KEYS = frozenset({"version", "key", "status", "error", "judge"})
+
+
+class VerdictEnvelope(BaseModel):
+    """What every discovery verdict file holds around its answer (the answer field is the kind's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = 1
+    key: str
+    status: Literal["scored", "unscored"] = "scored"
+    error: str | None = None
+    """Why the unit is unscored (only with ``status: unscored``)."""
+    judge: JudgeInfo | None = None
 
 
 def bad(message: str, source: str, field: str | None = None) -> VerdictFileError:

@@ -31,7 +31,16 @@ from ..judging import (
     read_verdict_document,
 )
 from ..models import ChatMessage
-from ._contract import bad, check_envelope, check_keys, check_order, confidence_of, judge_of, text_of
+from ._contract import (
+    VerdictEnvelope,
+    bad,
+    check_envelope,
+    check_keys,
+    check_order,
+    confidence_of,
+    judge_of,
+    text_of,
+)
 from ._texts import (
     DETERMINE_ANSWER,
     DETERMINE_DELIVERY,
@@ -88,15 +97,9 @@ class Determination(_Model):
     """Required when ``result`` is ``fail``, null otherwise."""
 
 
-class DeterminationFile(_Model):
+class DeterminationFile(VerdictEnvelope):
     """The content of a determiner's ``<key>.verdict.json``."""
 
-    version: int = DETERMINATION_FORMAT_VERSION
-    key: str
-    status: Literal["scored", "unscored"] = "scored"
-    error: str | None = None
-    """Why the unit is unscored (only with ``status: unscored``)."""
-    judge: JudgeInfo | None = None
     determination: Determination | None = None
 
 

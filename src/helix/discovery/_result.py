@@ -11,7 +11,6 @@ __all__ = [
     "CategoryStat",
     "DeterminationCounts",
     "DiscoveryResult",
-    "SaturationReport",
 ]
 
 DISCOVERY_RESULT_VERSION = 1
@@ -55,30 +54,6 @@ class DeterminationCounts(_Model):
     failed_without_note: int = 0
 
 
-class SaturationReport(_Model):
-    """The saturation numbers and curve (see :mod:`~helix.discovery` saturation)."""
-
-    traces: int
-    notes: int
-    categories: int
-    singletons: int
-    doubletons: int
-    coverage: float | None
-    coverage_ci: tuple[float, float] | None
-    chao1: float | None
-    chao1_ci: tuple[float, float] | None
-    last_k: int
-    target: float
-    new_in_last_k: int
-    stopped: bool
-    curve: tuple[int, ...]
-
-    @classmethod
-    def of(cls, s: Saturation) -> SaturationReport:
-        """From the pure result."""
-        return cls(**s.__dict__)
-
-
 class DiscoveryResult(_Model):
     """The content of ``aggregate/discovery.json``."""
 
@@ -92,7 +67,7 @@ class DiscoveryResult(_Model):
     unassigned: int
     unassigned_ids: tuple[str, ...]
     categories: tuple[CategoryStat, ...]
-    saturation: SaturationReport
+    saturation: Saturation
     readers: tuple[str, ...]
     """The runtime/model pairs that wrote the verdicts (provenance)."""
     merge_threshold: float

@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import UsageError
 
@@ -78,9 +79,10 @@ def discovery_curve(labels: Sequence[str | None]) -> list[int]:
     return curve
 
 
-@dataclass(frozen=True, kw_only=True)
-class Saturation:
-    """Where discovery stands after reading the traces."""
+class Saturation(BaseModel):
+    """Where discovery stands after reading the traces (also the ``saturation`` of ``discovery.json``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     traces: int
     notes: int
