@@ -124,3 +124,12 @@ def test_init_refuses_a_floating_alias_and_model_substrate_without_a_model(tmp_p
     assert bad.exit_code == 2 and "needs --model" in bad.output
     alias = runner.invoke(app, ["init", str(tmp_path), "--substrate", "model", "--model", "openai/gpt-4o"])
     assert alias.exit_code == 2
+
+
+def test_the_new_commands_keep_helix_help_from_loading_pydantic() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, helix.cli._app; print(sorted(m for m in ('pydantic', 'yaml', 'orjson') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "pydantic" not in out

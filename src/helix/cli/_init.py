@@ -11,58 +11,16 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel, ConfigDict
 
 from ._common import console, helix_errors
 
-__all__ = ["CONFIG_FILE", "ProjectConfig", "ProjectDefaults", "register"]
+__all__ = ["CONFIG_FILE", "ProjectDefaults", "register"]
 
 CONFIG_FILE = "helix.yaml"
-CONFIG_FORMAT_VERSION = 1
-Substrate = Literal["claude-code", "codex", "model"]
 _SUBSTRATES = ("claude-code", "codex", "model")
-
-
-class ProjectConfig(BaseModel):
-    """The content of ``helix.yaml``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    version: int = CONFIG_FORMAT_VERSION
-    subject: str | None = None
-    traces: str | None = None
-    """The project's trace file or folder (relative to helix.yaml)."""
-    criteria: str | None = None
-    substrate: Substrate = "claude-code"
-    """Who judges: an agent runtime's subagents (claude-code, codex) or an LLM provider (model)."""
-    model: str | None = None
-    """The pinned judge model (PROVIDER/MODEL snapshot); required for substrate model."""
-
-
-def load_config(path: Path) -> ProjectConfig | None:
-    """The config at ``path`` (None when absent); a broken file raises InputFileError naming the field."""
-    import yaml
-    from pydantic import ValidationError
-
-    from .._exceptions import InputFileError
-
-    if not path.is_file():
-        return None
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        return ProjectConfig.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise InputFileError(f"not valid YAML ({exc})", path=path) from exc
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputFileError(
-            f"{err['msg']}; fix it or run `helix init` again",
-            path=path,
-            field=".".join(str(x) for x in err["loc"]),
-        ) from exc
 
 
 def _command_name(c: Any) -> str:
@@ -86,6 +44,8 @@ class ProjectDefaults(Mapping[str, Any]):
     def _load_values(self) -> dict[str, Any]:
         path = self._path or Path.cwd() / CONFIG_FILE
         if self._values is None or self._values[0] != path:  # one process may run commands in several folders
+            from ._config import load_config
+
             cfg = load_config(path)
             values: dict[str, Any] = {}
             if cfg is not None:
@@ -196,6 +156,8 @@ def init(
         raise UsageError("substrate model needs --model PROVIDER/MODEL (a dated snapshot)")
     if judge_model:
         parse_model_spec(judge_model)  # refuses a floating alias with the fix
+    from ._config import ProjectConfig
+
     cfg = ProjectConfig.model_validate(
         {
             "subject": subject,
