@@ -76,7 +76,9 @@ def interval_coverage(weights: list[float], n: int, rng: random.Random) -> tuple
 def main() -> None:
     rng = random.Random(2026)
     print(f"stop rules, {PASSES} passes each, K={K}, target coverage {TARGET}, failure rate {FAIL_RATE}")
-    print(f"{'distribution':<20} {'rule':<6} {'traces p50':>10} {'unseen mass p50':>16} {'p90':>7} {'>5% unseen':>11}")
+    print(
+        f"{'distribution':<20} {'rule':<6} {'traces p50':>10} {'unseen mass p50':>16} {'p90':>7} {'>5% unseen':>11}"
+    )
     for name, weights in DISTRIBUTIONS.items():
         peers, ours = zip(*(one_pass(weights, rng) for _ in range(PASSES)), strict=True)
         for rule, rows in (("peer", peers), ("helix", ours)):
