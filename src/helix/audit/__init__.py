@@ -10,6 +10,15 @@ for finding in report.findings:          # fail first, then warn, not-measured, 
 """
 
 from ._audit import CHECKS, DEFAULT_LABEL_FILES, audit_run
+from ._deep import (
+    DEEP_CHECKS,
+    DEEP_DIR,
+    DEEP_PROMPT_VERSION,
+    CriterionReading,
+    DeepPacket,
+    audit_deep,
+    prep_deep_audit,
+)
 from ._design import CodeCheckSuggestion, suggest_code_check
 from ._determinism import json_differences
 from ._findings import (
@@ -39,6 +48,9 @@ __all__ = [
     "AREAS",
     "AUDIT_FORMAT_VERSION",
     "CHECKS",
+    "DEEP_CHECKS",
+    "DEEP_DIR",
+    "DEEP_PROMPT_VERSION",
     "DEFAULT_LABEL_FILES",
     "STATUS_ORDER",
     "SUITE_HISTORY_DIR",
@@ -49,15 +61,19 @@ __all__ = [
     "AuditStatus",
     "AuditThresholds",
     "CodeCheckSuggestion",
+    "CriterionReading",
+    "DeepPacket",
     "Detail",
     "Evidence",
     "Finding",
     "JudgeMeasure",
     "SuiteCheck",
     "SuiteRevision",
+    "audit_deep",
     "audit_json",
     "audit_run",
     "check_suite_history",
     "json_differences",
+    "prep_deep_audit",
     "suggest_code_check",
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from .._exceptions import UsageError
 from ..review import HumanLabel
 from ._calibration import read_judge_measures
+from ._deep import DEEP_CHECKS, audit_deep
 from ._design import audit_code_checks, audit_grounding
 from ._determinism import audit_determinism
 from ._findings import STATUS_ORDER, AuditReport, AuditThresholds, Finding, order_findings
@@ -48,7 +49,8 @@ CHECKS: tuple[str, ...] = (
     "criteria-grounded",
     "code-check-preferred",
 )
-"""Every check the audit runs, by impact within its area (the tie-breaker of the report order)."""
+"""Every check the audit runs, by impact within its area (the tie-breaker of the report order); ``deep``
+adds :data:`~helix.audit.DEEP_CHECKS` after them."""
 
 DEFAULT_LABEL_FILES: tuple[str, ...] = ("labels.sqlite", "labels.jsonl")
 """Looked for inside the run directory when no labels are given."""
@@ -101,12 +103,18 @@ def audit_run(
     labels: LabelSource = None,
     guards: Iterable[str] = (),
     thresholds: AuditThresholds | None = None,
+    suites: Iterable[str | Path] = (),
+    deep: bool = False,
 ) -> AuditReport:
     """Audit the evaluation in ``run_dir`` and return its findings, most urgent first.
 
     ``labels`` is a label store / labels JSONL path, or HumanLabel objects; when None, the run
     directory's ``labels.sqlite`` or ``labels.jsonl`` is used if present. ``guards`` names criteria
-    kept on purpose for failures that did not occur in this run. Raises :class:`~helix.UsageError`
+    kept on purpose for failures that did not occur in this run. ``suites`` names more folders whose
+    ``suites/*.history.jsonl`` living-suite histories are checked beside the run's own (e.g. the
+    project folder where ``helix criteria reconcile`` keeps ``criteria.yaml``). ``deep`` adds the
+    two reader-decided findings from ``<run>/audit-deep`` (:func:`prep_deep_audit` writes its
+    packets; without verdicts they are not-measured). Raises :class:`~helix.UsageError`
     when ``run_dir`` is not a prepared run or a guard is not one of its criteria.
     """
     limits = thresholds or AuditThresholds()
@@ -132,12 +140,14 @@ def audit_run(
         audit_judge_models(snap),
         audit_unscored_rate(snap, limits),
         audit_uncertain_rate(snap, limits),
-        audit_suites(run.run_dir),
+        audit_suites(run.run_dir, extra=tuple(suites)),
         audit_stale_verdicts(snap),
         audit_grounding(matrix, snap.rows, guard_ids),
         audit_code_checks(matrix, run.traces),
     ]
-    ordered = order_findings(findings, {check: i for i, check in enumerate(CHECKS)})
+    if deep:
+        findings += audit_deep(run.run_dir, matrix)
+    ordered = order_findings(findings, {check: i for i, check in enumerate((*CHECKS, *DEEP_CHECKS))})
     counts = {status: sum(f.status == status for f in ordered) for status in STATUS_ORDER}
     return AuditReport(
         run_dir=str(run_dir),

@@ -1,19 +1,29 @@
 """Living suites never shrink: read a run's suite histories and check each revision kept every case.
 
 A living suite (a regression dataset, a criteria list) is append-only: a case once added stays. Its
-history sits in the run as ``suites/<name>.history.jsonl``, one :class:`SuiteRevision` per line in
-the order written. The audit checks that revision numbers increase and that each revision's ids are
-a superset of the previous one's. A run without a ``suites/`` directory has nothing to measure.
+history is ``suites/<name>.history.jsonl``, one :class:`~helix._util.SuiteRevision` per line in the
+order written, as the one living-suite writer (``helix._util.append_revision``, used by
+``helix criteria reconcile`` and the dataset suites) writes it. The audit reads the same format and
+applies the same rule (:func:`~helix._util.first_shrink`): revision numbers increase and each
+revision's ids are a superset of the previous one's. Without a ``suites/`` directory there is
+nothing to measure.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from .._exceptions import InputFileError
+from .._util import (
+    SUITE_HISTORY_DIR,
+    SUITE_HISTORY_SUFFIX,
+    SUITE_REVISION_FORMAT_VERSION,
+    SuiteRevision,
+    first_shrink,
+    read_suite_history,
+)
 from ._findings import AuditStatus, Detail, Evidence, Finding, worst_status
 
 __all__ = [
@@ -25,22 +35,6 @@ __all__ = [
     "audit_suites",
     "check_suite_history",
 ]
-
-SUITE_REVISION_FORMAT_VERSION = 1
-SUITE_HISTORY_DIR = "suites"
-SUITE_HISTORY_SUFFIX = ".history.jsonl"
-
-
-class SuiteRevision(BaseModel):
-    """One line of a suite history: the suite's full membership at a revision."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    version: int = SUITE_REVISION_FORMAT_VERSION
-    suite: str = Field(min_length=1)
-    revision: int = Field(ge=0)
-    ids: tuple[str, ...]
-    """Every case (or criterion) id in the suite at this revision."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,46 +55,31 @@ def check_suite_history(path: str | Path) -> SuiteCheck:
     """Read one ``<name>.history.jsonl`` and check that it only ever grew."""
     p = Path(path)
     name = p.name.removesuffix(SUITE_HISTORY_SUFFIX)
-    revisions: list[SuiteRevision] = []
-    for number, line in enumerate(p.read_bytes().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            revisions.append(SuiteRevision.model_validate(orjson.loads(line)))
-        except (orjson.JSONDecodeError, ValidationError) as exc:
-            reason = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            return SuiteCheck(
-                name=name,
-                status="fail",
-                revisions=len(revisions),
-                size=len(revisions[-1].ids) if revisions else 0,
-                removed=(),
-                note=f"{p.name} line {number} is not a suite revision ({reason}); its growth cannot be proven",
-            )
+    try:
+        revisions = read_suite_history(p)
+    except InputFileError as exc:
+        return SuiteCheck(
+            name=name,
+            status="fail",
+            revisions=0,
+            size=0,
+            removed=(),
+            note=f"{p.name} line {exc.line} is not a suite revision; its growth cannot be proven ({exc})",
+        )
     if not revisions:
         return SuiteCheck(
             name=name, status="not-measured", revisions=0, size=0, removed=(), note="history is empty"
         )
-    for prev, cur in zip(revisions, revisions[1:], strict=False):
-        if cur.revision <= prev.revision:
-            return SuiteCheck(
-                name=name,
-                status="fail",
-                revisions=len(revisions),
-                size=len(revisions[-1].ids),
-                removed=(),
-                note=f"revision {cur.revision} follows revision {prev.revision}: the history was rewritten",
-            )
-        dropped = tuple(sorted(set(prev.ids) - set(cur.ids)))
-        if dropped:
-            return SuiteCheck(
-                name=name,
-                status="fail",
-                revisions=len(revisions),
-                size=len(revisions[-1].ids),
-                removed=dropped,
-                note=f"revision {cur.revision} dropped {len(dropped)} id(s) present at revision {prev.revision}",
-            )
+    shrink = first_shrink(revisions)
+    if shrink is not None:
+        return SuiteCheck(
+            name=name,
+            status="fail",
+            revisions=len(revisions),
+            size=len(revisions[-1].ids),
+            removed=shrink.removed,
+            note=shrink.describe(),
+        )
     first, last = revisions[0], revisions[-1]
     return SuiteCheck(
         name=name,
@@ -112,10 +91,21 @@ def check_suite_history(path: str | Path) -> SuiteCheck:
     )
 
 
-def audit_suites(run_dir: str | Path) -> Finding:
-    """``suites-never-shrank``: every suite history in the run only grew (not measured without one)."""
-    folder = Path(run_dir) / SUITE_HISTORY_DIR
-    files = sorted(folder.glob("*" + SUITE_HISTORY_SUFFIX)) if folder.is_dir() else []
+def _suite_folder(directory: Path) -> Path:
+    """``directory`` itself when it is a ``suites/`` folder, else its ``suites/`` child."""
+    return directory if directory.name == SUITE_HISTORY_DIR else directory / SUITE_HISTORY_DIR
+
+
+def audit_suites(run_dir: str | Path, *, extra: Sequence[str | Path] = ()) -> Finding:
+    """``suites-never-shrank``: every suite history only grew (not measured without one).
+
+    Reads ``<run_dir>/suites/`` and every folder in ``extra`` that holds suite histories (a project
+    directory whose ``criteria.yaml`` is reconciled beside it has them in its own ``suites/``).
+    """
+    folders = [Path(run_dir) / SUITE_HISTORY_DIR] + [_suite_folder(Path(d)) for d in extra]
+    files = sorted(
+        {f for folder in folders if folder.is_dir() for f in folder.glob("*" + SUITE_HISTORY_SUFFIX)}
+    )
     checks = [check_suite_history(f) for f in files]
     details = tuple(Detail(subject=c.name, status=c.status, note=c.note) for c in checks)
     status = worst_status((c.status for c in checks), empty="not-measured")

@@ -16,7 +16,21 @@ from typer._click._textwrap import TextWrapper as _TextWrapper
 from typer.core import TyperGroup
 
 from .._version import __version__
-from . import _attest, _audit, _campaign, _demo, _judge, _review, _schema, _traces, _validate
+from . import (
+    _agents,
+    _attest,
+    _audit,
+    _campaign,
+    _demo,
+    _discover,
+    _init,
+    _judge,
+    _profile,
+    _review,
+    _schema,
+    _traces,
+    _validate,
+)
 
 __all__ = ["app", "main"]
 
@@ -71,7 +85,21 @@ def _root(
     """Evaluate LLM agents: read traces, judge them against binary criteria, gate releases."""
 
 
-for _module in (_traces, _judge, _schema, _demo, _review, _validate, _audit, _campaign, _attest):
+for _module in (
+    _traces,
+    _judge,
+    _schema,
+    _demo,
+    _review,
+    _validate,
+    _audit,
+    _campaign,
+    _attest,
+    _discover,
+    _profile,
+    _agents,
+    _init,
+):
     _module.register(app)
 for _group in app.registered_groups:  # every command group lists its commands the same way
     if _group.typer_instance is not None:

@@ -81,6 +81,27 @@ def audit(
     details: Annotated[
         bool, typer.Option("--details", help="Add a row per criterion (or file) that did not pass.")
     ] = False,
+    suites: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--suites",
+            help="Also check the living-suite histories of this folder (its suites/*.history.jsonl; e.g. "
+            "where `helix criteria reconcile` keeps criteria.yaml). Repeat for several.",
+        ),
+    ] = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also the reads thresholds cannot decide: is each LLM criterion actionable, does its judge "
+            "prompt target one failure mode. Writes RUN/audit-deep/packets for a reader (agent runtime or "
+            "--model) and folds their verdicts in (not-measured until they exist).",
+        ),
+    ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="With --deep: read the audit packets now with this PROVIDER/MODEL."),
+    ] = None,
 ) -> None:
     """Audit the evaluation itself: are its judges validated, its labels enough, its results reproducible?
 
@@ -98,8 +119,10 @@ def audit(
     """
     from ..audit import audit_json, audit_run
 
+    if deep:
+        _deep_reads(run, model)
     with err_console().status("auditing: reading every verdict and re-folding the scorecard ..."):
-        report = audit_run(run, labels=labels, guards=guard or ())
+        report = audit_run(run, labels=labels, guards=guard or (), suites=suites or (), deep=deep)
     if as_json:
         sys.stdout.buffer.write(audit_json(report))
         sys.stdout.flush()
@@ -107,6 +130,32 @@ def audit(
         print_audit(console(), report, details=details)
     if not report.passed:
         raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _deep_reads(run: Path, model: str | None) -> None:
+    """Write the deep audit's packets, and read them with ``model`` when one is given."""
+    from ..audit import CriterionReading, prep_deep_audit
+    from ..judging import open_run
+
+    folder = prep_deep_audit(run, open_run(run).matrix)
+    if model is None:
+        return
+    import anyio
+
+    from ..judging import judge_packet_directory
+    from ..models import open_model, parse_model_spec
+
+    spec = parse_model_spec(model)
+
+    async def go() -> None:
+        client = open_model(spec)
+        try:
+            summary = await judge_packet_directory(folder.root, CriterionReading(), client)
+        finally:
+            await client.aclose()
+        err_console().print(summary.describe())
+
+    anyio.run(go)
 
 
 def register(app: typer.Typer) -> None:

@@ -18,6 +18,13 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "trace": ("helix.traces", "Trace", "one line of Helix's canonical trace JSONL"),
     "scorecard": ("helix.scoring", "Scorecard", "the scorecard.json AGGREGATE writes"),
     "run": ("helix.judging", "RunManifest", "the run.json manifest of a run directory"),
+    "determination": (
+        "helix.discovery",
+        "DeterminationFile",
+        "a determiner's <key>.verdict.json (discovery)",
+    ),
+    "cluster": ("helix.discovery", "ClusterFile", "a clusterer's <key>.verdict.json (discovery)"),
+    "profile": ("helix.discovery", "SubjectProfile", "the profile.yaml `helix profile` writes"),
 }
 
 

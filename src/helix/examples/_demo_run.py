@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..campaign import CampaignResult
+    from ._demo_discovery import DemoDiscovery
 
 __all__ = [
     "DEMO_CAMPAIGN_REPS",
@@ -47,18 +48,25 @@ class DemoResult:
     code_verdicts: int
     shipped_verdicts: int
     provenance: str
+    discovery: DemoDiscovery | None = None
 
     def describe(self) -> str:
         """A few lines for the terminal."""
-        return "\n".join(
-            [
-                f"generated {self.n_traces} support-shop agent runs -> {self.traces_path}",
-                f"code checks decided {self.code_verdicts} unit(s); {self.shipped_verdicts} LLM verdict file(s) "
-                f"came with the example, {self.provenance}",
-                f"scorecard: {self.scorecard_path}",
-                f"report:    {self.report_path}",
-            ]
-        )
+        lines = [
+            f"generated {self.n_traces} support-shop agent runs -> {self.traces_path}",
+            f"code checks decided {self.code_verdicts} unit(s); {self.shipped_verdicts} LLM verdict file(s) "
+            f"came with the example, {self.provenance}",
+            f"scorecard: {self.scorecard_path}",
+            f"report:    {self.report_path}",
+        ]
+        if self.discovery is not None:
+            d = self.discovery
+            if d.skipped:
+                lines.append(f"discovery: skipped: {d.skipped}; {d.summary}")
+            else:
+                lines.append(f"{d.summary}")
+                lines.append(f"discovery report: {d.report_path}")
+        return "\n".join(lines)
 
 
 def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) -> DemoResult:
@@ -106,6 +114,9 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
         provenance = f"judged by {prov.get('judged_by')} (see {provenance_file})"
 
     result = aggregate_run(run)
+    from ._demo_discovery import run_demo_discovery
+
+    discovery = run_demo_discovery(traces, out)
     judged_units = open_run(run)
     code_units = sum(1 for u in judged_units.units if u.kind == "code")
     return DemoResult(
@@ -120,6 +131,7 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
         code_verdicts=code_units,
         shipped_verdicts=copied,
         provenance=provenance,
+        discovery=discovery,
     )
 
 

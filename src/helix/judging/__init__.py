@@ -1,6 +1,21 @@
 """Judging: criteria, the prompt renderer, packets and content keys, verdicts, and transports."""
 
 from .._exceptions import CodeCheckError
+from ._answers import decode_strict, find_answer_object, read_verdict_document
+from ._batches import (
+    BATCH_FORMAT_VERSION,
+    BYTES_PER_TOKEN,
+    REPLY_TOKENS,
+    Batch,
+    BatchFile,
+    BatchPlan,
+    VerdictProgress,
+    estimate_tokens,
+    packet_kind,
+    plan_batches,
+    verdict_progress,
+    write_batches,
+)
 from ._checks import BUILTIN_CHECKS, resolve_check, run_code_check, validate_check_spec
 from ._checks_view import CheckOutcome, CodeCheck
 from ._collect import RunStatus, collect_results, result_rows, run_status
@@ -22,9 +37,19 @@ from ._engine import (
     judge_packet,
     read_answer,
 )
+from ._fence import Fence, fence_blocks
 from ._kind import PacketView, TrajectoryJudging, parse_feedback_message, read_packet_view
 from ._loader import criteria_from_dict, dump_criteria, load_criteria
 from ._model_transport import judge_packets_with_model, judge_packets_with_model_sync
+from ._packet_dir import (
+    PACKET_SUFFIX,
+    VERDICT_SUFFIX,
+    DirectoryKind,
+    PacketDirectory,
+    check_model_pin,
+    judge_packet_directory,
+    read_checked_packet,
+)
 from ._packets import (
     PACKET_FORMAT_VERSION,
     Packet,
@@ -37,7 +62,7 @@ from ._packets import (
     write_packet,
 )
 from ._parse import parse_verdict_file, parse_verdict_text
-from ._prompt import LAYOUT_REVISION, PromptPrefix, render_messages, render_prompt
+from ._prompt import LAYOUT_REVISION, PromptPrefix, choose_fence_tag, render_messages, render_prompt
 from ._results import JudgedRun, TraceCriterionResult
 from ._run import (
     RUN_FORMAT_VERSION,
@@ -70,14 +95,22 @@ from ._units import (
 from ._verdict import VERDICT_FORMAT_VERSION, CriterionVerdict, JudgeInfo, Result, VerdictFile
 
 __all__ = [
+    "BATCH_FORMAT_VERSION",
     "BUILTIN_CHECKS",
+    "BYTES_PER_TOKEN",
     "CRITERIA_FORMAT_VERSION",
     "INSTRUCTIONS",
     "LAYOUT_REVISION",
     "PACKET_FORMAT_VERSION",
+    "PACKET_SUFFIX",
     "PROMPT_VERSION",
+    "REPLY_TOKENS",
     "RUN_FORMAT_VERSION",
     "VERDICT_FORMAT_VERSION",
+    "VERDICT_SUFFIX",
+    "Batch",
+    "BatchFile",
+    "BatchPlan",
     "CallTally",
     "CheckOutcome",
     "CodeCheck",
@@ -87,7 +120,9 @@ __all__ = [
     "Criterion",
     "CriterionVerdict",
     "CriterionView",
+    "DirectoryKind",
     "ExampleView",
+    "Fence",
     "FewShotExample",
     "JudgeInfo",
     "JudgedRun",
@@ -98,6 +133,7 @@ __all__ = [
     "ModelJudgeProgress",
     "ModelJudgeSummary",
     "Packet",
+    "PacketDirectory",
     "PacketKind",
     "PacketView",
     "Pin",
@@ -120,12 +156,20 @@ __all__ = [
     "Unscored",
     "VerdictFile",
     "VerdictFormat",
+    "VerdictProgress",
     "build_packet",
     "build_units",
+    "check_model_pin",
+    "choose_fence_tag",
     "collect_results",
     "criteria_from_dict",
+    "decode_strict",
     "dump_criteria",
+    "estimate_tokens",
+    "fence_blocks",
+    "find_answer_object",
     "judge_packet",
+    "judge_packet_directory",
     "judge_packets_with_model",
     "judge_packets_with_model_sync",
     "judged_content",
@@ -134,15 +178,19 @@ __all__ = [
     "missing_verdict_keys",
     "open_run",
     "packet_bytes",
+    "packet_kind",
     "parse_feedback_message",
     "parse_verdict_file",
     "parse_verdict_text",
+    "plan_batches",
     "prep_run",
     "present_criterion",
     "present_trace",
     "read_answer",
+    "read_checked_packet",
     "read_packet",
     "read_packet_view",
+    "read_verdict_document",
     "render_messages",
     "render_prompt",
     "resolve_check",
@@ -151,5 +199,7 @@ __all__ = [
     "run_status",
     "validate_check_spec",
     "verdict_json_schema",
+    "verdict_progress",
+    "write_batches",
     "write_packet",
 ]
