@@ -6,15 +6,18 @@ rate with an interval that carries the uncertainty of both the labels and the ju
 """
 
 from .._exceptions import FewShotLeakError, TestSplitReusedError
+from ._advice import LabelSupply, shortfall_advice, traces_to_label
 from ._calibrate import CALIBRATION_FORMAT_VERSION, CriterionCalibration, ThetaStatus, calibrate
 from ._corrected import (
     DEFAULT_DRAWS,
     MIN_DENOMINATOR,
-    TAIL_SCALE,
+    RG_TAIL_SCALE,
     CorrectedRate,
     corrected_rate,
     corrected_rate_intervals,
     corrected_rate_point,
+    exact_fraction,
+    tail_quantiles,
 )
 from ._coverage import COVERAGE_GRID, FLAGGED_REGIMES, CoverageGrid, coverage_warning
 from ._ledger import LEDGER_FORMAT_VERSION, LedgerEntry, TestLedger, ledger_path, read_ledger, record_test_use
@@ -29,7 +32,8 @@ from ._measure import (
     labels_needed,
 )
 from ._run import MeasuredSplit, ValidationReport, validate_run, validation_path
-from ._splits import DEFAULT_FRACTIONS, SplitName, Splits, assign_splits, check_few_shot
+from ._splits import DEFAULT_FRACTIONS, SplitName, Splits, assign_splits, check_few_shot, split_sizes
+from ._stratified import PS_TAIL_SCALE, StratifiedRate, Stratum, stratified_draws, stratified_rate
 
 __all__ = [
     "CALIBRATION_FORMAT_VERSION",
@@ -41,7 +45,8 @@ __all__ = [
     "FLAGGED_REGIMES",
     "LEDGER_FORMAT_VERSION",
     "MIN_DENOMINATOR",
-    "TAIL_SCALE",
+    "PS_TAIL_SCALE",
+    "RG_TAIL_SCALE",
     "Certification",
     "CertificationStatus",
     "ConfusionCounts",
@@ -49,9 +54,12 @@ __all__ = [
     "CoverageGrid",
     "CriterionCalibration",
     "FewShotLeakError",
+    "LabelSupply",
     "LedgerEntry",
     "MeasuredSplit",
     "SplitName",
+    "StratifiedRate",
+    "Stratum",
     "Splits",
     "TestLedger",
     "TestSplitReusedError",
@@ -65,11 +73,18 @@ __all__ = [
     "corrected_rate",
     "corrected_rate_intervals",
     "corrected_rate_point",
+    "exact_fraction",
     "coverage_warning",
     "labels_needed",
     "ledger_path",
     "read_ledger",
     "record_test_use",
+    "shortfall_advice",
+    "split_sizes",
+    "stratified_draws",
+    "stratified_rate",
+    "traces_to_label",
+    "tail_quantiles",
     "validate_run",
     "validation_path",
 ]

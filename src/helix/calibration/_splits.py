@@ -20,7 +20,7 @@ from typing import Literal
 from .._exceptions import FewShotLeakError, UsageError
 from ..judging import Criterion
 
-__all__ = ["DEFAULT_FRACTIONS", "SplitName", "Splits", "assign_splits", "check_few_shot"]
+__all__ = ["DEFAULT_FRACTIONS", "SplitName", "Splits", "assign_splits", "check_few_shot", "split_sizes"]
 
 SplitName = Literal["train", "dev", "test"]
 DEFAULT_FRACTIONS: tuple[float, float, float] = (0.15, 0.42, 0.43)
@@ -57,6 +57,12 @@ def _cut(n: int, fractions: tuple[float, float, float]) -> tuple[int, int]:
     for i in by_remainder[: n - sum(sizes)]:
         sizes[i] += 1
     return sizes[0], sizes[1]
+
+
+def split_sizes(n: int, fractions: tuple[float, float, float] = DEFAULT_FRACTIONS) -> tuple[int, int, int]:
+    """How many of ``n`` traces of one class go to train, dev and test."""
+    train, dev = _cut(n, fractions)
+    return train, dev, n - train - dev
 
 
 def assign_splits(
