@@ -154,16 +154,25 @@ def test_property_inverts_the_observation_model(p: float, tpr: float, tnr: float
 def test_coverage_warning_for_flagged_and_unmeasured_regimes() -> None:
     from helix.calibration import COVERAGE_GRID, FLAGGED_REGIMES, coverage_warning
 
-    for m, tpr, tnr, prev, n in FLAGGED_REGIMES:
-        assert m in COVERAGE_GRID.labels_per_class and n in COVERAGE_GRID.judged_n
-        assert tpr in COVERAGE_GRID.tpr and tnr in COVERAGE_GRID.tnr and prev in COVERAGE_GRID.prevalence
-    m, tpr, tnr, prev, n = sorted(FLAGGED_REGIMES)[0]
-    flagged = coverage_warning(
-        labels_pass=m + 1, labels_fail=m, tpr=tpr + 0.01, tnr=tnr, theta=prev, judged_n=n
-    )
-    assert flagged is not None and "less than 94%" in flagged
-    assert (
-        coverage_warning(labels_pass=200, labels_fail=200, tpr=0.9, tnr=0.9, theta=0.5, judged_n=1000) is None
-    )
+    g = COVERAGE_GRID
+    for design, m, tpr, tnr, prev, n in FLAGGED_REGIMES:
+        assert m in g.labels_per_class and n in g.judged_n and tpr in g.tpr and tnr in g.tnr
+        assert prev in g.prevalence and design in ("balanced", "random")
+        warned = coverage_warning(
+            design=design, labels_pass=m, labels_fail=m, tpr=tpr + 0.01, tnr=tnr, theta=prev, judged_n=n
+        )
+        assert warned is not None and "less than 94%" in warned
+    clean = [
+        (m, n)
+        for m in g.labels_per_class
+        for n in g.judged_n
+        if ("balanced", m, 0.9, 0.9, 0.5, n) not in FLAGGED_REGIMES
+    ]
+    m, n = clean[0]
+    assert coverage_warning(labels_pass=m, labels_fail=m, tpr=0.9, tnr=0.9, theta=0.5, judged_n=n) is None
     outside = coverage_warning(labels_pass=12, labels_fail=200, tpr=0.9, tnr=0.5, theta=0.5, judged_n=1000)
     assert outside is not None and "not measured" in outside and "TNR 0.50" in outside
+    random = coverage_warning(
+        design="random", labels_pass=5, labels_fail=20, tpr=0.9, tnr=0.9, theta=0.2, judged_n=500
+    )
+    assert random is not None and "12 labels / 2" in random

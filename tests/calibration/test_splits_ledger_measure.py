@@ -200,7 +200,7 @@ def test_advice_says_when_the_run_has_too_few_traces_of_a_class() -> None:
         split="test", fractions=DEFAULT_FRACTIONS, labelled_pass=27, labelled_fail=58, available_pass=5
     )
     r = certify(counts, supply=supply)
-    assert "only about 5 unlabelled passing traces left" in r.reason
+    assert "at most 5 unlabelled traces that could be passing" in r.reason
     assert "--split all" in r.reason
 
 

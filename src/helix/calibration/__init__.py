@@ -20,6 +20,7 @@ from ._corrected import (
     tail_quantiles,
 )
 from ._coverage import COVERAGE_GRID, FLAGGED_REGIMES, CoverageGrid, coverage_warning
+from ._display import theta_text
 from ._ledger import LEDGER_FORMAT_VERSION, LedgerEntry, TestLedger, ledger_path, read_ledger, record_test_use
 from ._measure import (
     DEFAULT_MIN_LABELS_PER_CLASS,
@@ -83,6 +84,7 @@ __all__ = [
     "split_sizes",
     "stratified_draws",
     "stratified_rate",
+    "theta_text",
     "traces_to_label",
     "tail_quantiles",
     "validate_run",

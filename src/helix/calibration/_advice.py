@@ -31,7 +31,8 @@ class LabelSupply:
     """Traces already labelled pass (all splits): new labels are cut together with these."""
     labelled_fail: int = 0
     available_pass: int | None = None
-    """Unlabelled traces of the run that are probably human passes (an estimate; None: unknown)."""
+    """At most how many unlabelled traces of the run could be human passes (the judge passed them or did
+    not decide); None: unknown."""
     available_fail: int | None = None
 
     def in_split(self, total: int) -> int:
@@ -79,8 +80,9 @@ def shortfall_advice(kind: str, pairs_missing: int, supply: LabelSupply | None) 
     if available is not None and more > available:
         most = supply.in_split(have + available) - supply.in_split(have)
         where += (
-            f"; the run has only about {available} unlabelled {kind} traces left, which would give about "
-            f"{most} more pairs: "
+            f"; the run has at most {available} unlabelled traces that could be {kind} (the judge said "
+            f"{'pass' if kind == 'passing' else 'fail'} or did not decide), which would give at most {most} more "
+            "pairs: "
             + (
                 "measure on every label (an external judge: --split all) or add traces to the run"
                 if supply.split != "all"

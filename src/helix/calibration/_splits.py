@@ -70,11 +70,15 @@ def assign_splits(
     *,
     seed: int = 0,
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS,
+    strata: Mapping[str, str] | None = None,
 ) -> Splits:
     """Split traces (``trace_id -> human label``) into train/dev/test, balanced per class.
 
     Labels ``pass`` and ``fail`` are classes of their own; any other label (defer, underdetermined)
-    is split as one more group, so undecided traces spread across the splits too.
+    is split as one more group, so undecided traces spread across the splits too. With ``strata``
+    (trace id -> the label design's stratum, for designs chosen by what the judge said) the cut is
+    made within each stratum instead, so every split stays a sample of the same design; traces
+    without a stratum form one more group.
     """
     if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1.0) > 1e-9:
         raise UsageError(
@@ -91,6 +95,8 @@ def assign_splits(
                 "(resolve annotator disagreements first)"
             )
         seen[trace_id] = group
+        if strata is not None:
+            group = "stratum:" + strata.get(trace_id, "(none)")
         groups[group].add(trace_id)
     assignment: dict[str, SplitName] = {}
     for group in sorted(groups):
