@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from . import _attest, _audit, _campaign, _demo, _judge, _review, _schema, _traces, _validate
+from . import _attest, _audit, _campaign, _demo, _judge, _labels, _review, _schema, _traces, _validate
 
 __all__ = ["app", "main"]
 
@@ -25,7 +25,7 @@ def _root() -> None:
     """Evaluate LLM agents: read traces, judge them against binary criteria, gate releases."""
 
 
-for _module in (_traces, _judge, _schema, _demo, _review, _validate, _audit, _campaign, _attest):
+for _module in (_traces, _judge, _schema, _demo, _review, _labels, _validate, _audit, _campaign, _attest):
     _module.register(app)
 
 

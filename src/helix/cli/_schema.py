@@ -18,6 +18,7 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "trace": ("helix.traces", "Trace", "one line of Helix's canonical trace JSONL"),
     "scorecard": ("helix.scoring", "Scorecard", "the scorecard.json AGGREGATE writes"),
     "run": ("helix.judging", "RunManifest", "the run.json manifest of a run directory"),
+    "labels": ("helix.review", "HumanLabel", "one line of a labels JSONL file (docs/labels.md)"),
 }
 
 

@@ -39,6 +39,7 @@ from ._labels import (
 from ._store import MIGRATIONS, ImportSummary, LabelStore, Migration, load_labels
 
 if TYPE_CHECKING:
+    from ._from_scores import PassRule, ScoreLabels, labels_from_scores, parse_pass_rule
     from ._items import JudgeResult, ReviewItem, ReviewSet, is_disagreement, load_review_set, order_queue
     from ._page import PageMode, json_for_script, render_review_page, review_csp, write_review_html
     from ._server import (
@@ -56,10 +57,12 @@ if TYPE_CHECKING:
 # The page, its server and run reading pull in judging, the report renderer and Starlette; they load on
 # first use so that reading labels (what calibration does) stays a light import.
 _LAZY = {
+    "._from_scores": ("PassRule", "ScoreLabels", "labels_from_scores", "parse_pass_rule"),
     "._items": (
         "JudgeResult",
         "ReviewItem",
         "ReviewSet",
+        "ScoreLabels",
         "is_disagreement",
         "load_review_set",
         "order_queue",
@@ -113,9 +116,11 @@ __all__ = [
     "LabelValue",
     "Migration",
     "PageMode",
+    "PassRule",
     "ReviewItem",
     "ReviewServer",
     "ReviewSet",
+    "ScoreLabels",
     "annotator_agreement",
     "blocked_kind",
     "blocked_text",
@@ -127,12 +132,14 @@ __all__ = [
     "is_disagreement",
     "is_loopback",
     "json_for_script",
+    "labels_from_scores",
     "latest_labels",
     "load_labels",
     "load_review_set",
     "order_queue",
     "parse_design",
     "parse_labels_jsonl",
+    "parse_pass_rule",
     "read_labels_jsonl",
     "render_review_page",
     "review_csp",
