@@ -394,6 +394,226 @@ def run_coverage(args: argparse.Namespace) -> None:
         write_docs("COVERAGE", table)
 
 
+# -- active labeling -------------------------------------------------------------------------------
+
+STEP = 5
+"""Labels between two looks at the interval."""
+HALF_WIDTH = 0.05
+
+
+@dataclass(frozen=True)
+class Population:
+    """D judged populations of N items: gold, stratum index (verdict × sure/unsure), verdict per stratum."""
+
+    y: Array  # (D, N) 0/1
+    stratum: Array  # (D, N) in 0..S-1
+    passing: Array  # (S,) bool: the stratum's verdict is pass
+    names: tuple[str, ...]
+
+
+def simulate_population(
+    size: int,
+    n: int,
+    prev: float,
+    unsure: float,
+    acc_sure: float,
+    acc_unsure: float,
+    rng: np.random.Generator,
+) -> Population:
+    """Items whose judge is right with probability acc_sure, or acc_unsure on the ``unsure`` share."""
+    y = rng.random((size, n)) < prev
+    u = rng.random((size, n)) < unsure
+    right = rng.random((size, n)) < np.where(u, acc_unsure, acc_sure)
+    f = np.where(right, y, ~y)
+    stratum = np.where(f, 0, 2) + u  # 0 pass/sure, 1 pass/unsure, 2 fail/sure, 3 fail/unsure
+    return Population(
+        y.astype(np.int64),
+        stratum.astype(np.int64),
+        np.array([True, True, False, False]),
+        ("pass/sure", "pass/unsure", "fail/sure", "fail/unsure"),
+    )
+
+
+def _width(judged: Array, labelled: Array, human: Array, passing: Array, seed: int, draws: int) -> Array:
+    theta, _, _ = stratified_draws(
+        judged, labelled, human, passing, rng=np.random.default_rng(seed), draws=draws
+    )
+    keep = np.ones_like(theta, dtype=bool)
+    none = np.zeros_like(keep)
+    low, high = tail_quantiles(theta, keep, none, none, PS_TAIL_SCALE * 0.025)
+    return high - low, low, high
+
+
+def labels_needed_curves(pop: Population, *, seed: int, draws: int) -> dict[str, tuple[Array, Array]]:
+    """Per arm, (labels until the 95% interval is at most ±5 points (N+1: never), covered at that point)."""
+    from helix.review import allocation_scores
+
+    rng = np.random.default_rng(seed)
+    size, n = pop.y.shape
+    strata = len(pop.names)
+    onehot = pop.stratum[:, :, None] == np.arange(strata)[None, None, :]
+    judged = onehot.sum(axis=1)
+    truth = pop.y.mean(axis=1)  # the finite population's rate; the interval is for the superpopulation
+    # uniform order: one random permutation per population
+    perm = np.argsort(rng.random((size, n)), axis=1)
+    seq_onehot = np.take_along_axis(onehot, perm[:, :, None], axis=1)
+    seq_y = np.take_along_axis(pop.y, perm, axis=1)
+    cum_n = np.concatenate([np.zeros((size, 1, strata), np.int64), np.cumsum(seq_onehot, axis=1)], axis=1)
+    cum_y = np.concatenate(
+        [np.zeros((size, 1, strata), np.int64), np.cumsum(seq_onehot * seq_y[:, :, None], axis=1)], axis=1
+    )
+    # active order: within each stratum a random order of its items; strata chosen by the allocation rule
+    order_in = np.argsort(np.where(onehot.transpose(0, 2, 1), rng.random((size, strata, n)), 2.0), axis=2)
+    y_in = np.take_along_axis(np.broadcast_to(pop.y[:, None, :], (size, strata, n)), order_in, axis=2)
+    y_in = np.where(np.arange(n)[None, None, :] < judged[:, :, None], y_in, 0)
+    cum_y_in = np.concatenate([np.zeros((size, strata, 1), np.int64), np.cumsum(y_in, axis=2)], axis=2)
+    rows = np.arange(size)
+    verdict = np.stack([pop.passing[:strata]] * 1)[0]
+    merge = np.stack([verdict, ~verdict], axis=1).astype(np.int64)  # strata -> verdict cells
+    out: dict[str, tuple[Array, Array]] = {}
+    arms = ("uniform (verdict strata)", "uniform (verdict × sure strata)", "active")
+    need = {a: np.full(size, n + 1) for a in arms}
+    cover = {a: np.zeros(size, dtype=bool) for a in arms}
+    act_n = np.zeros((size, strata), np.int64)
+    act_y = np.zeros((size, strata), np.int64)
+    for t in range(1, n + 1):
+        gains = allocation_scores(judged, act_n, act_y)
+        pick = np.argmax(gains, axis=1)
+        act_n[rows, pick] += 1
+        act_y = cum_y_in[rows[:, None], np.arange(strata)[None, :], act_n]
+        if t % STEP and t != n:
+            continue
+        for arm in arms:
+            todo = need[arm] > n
+            if not todo.any():
+                continue
+            if arm == "active":
+                lab, hum = act_n[todo], act_y[todo]
+                jud, passing = judged[todo], pop.passing
+            else:
+                lab, hum, jud = cum_n[todo, t], cum_y[todo, t], judged[todo]
+                passing = pop.passing
+                if arm.startswith("uniform (verdict strata"):
+                    lab, hum, jud = lab @ merge, hum @ merge, jud @ merge
+                    passing = np.array([True, False])
+            width, low, high = _width(jud, lab, hum, passing, seed + t, draws)
+            done = width <= 2 * HALF_WIDTH
+            idx = np.flatnonzero(todo)[done]
+            need[arm][idx] = t
+            cover[arm][idx] = (low[done] <= truth[idx]) & (truth[idx] <= high[done])
+        if all((need[a] <= n).all() for a in arms):
+            break
+    for arm in arms:
+        out[arm] = (need[arm], cover[arm])
+    return out
+
+
+def _summary_row(name: str, n: int, curves: dict[str, tuple[Array, Array]]) -> tuple[str, float | None]:
+    def med(arm: str) -> str:
+        needed = curves[arm][0]
+        reached = needed <= n
+        if not reached.any():
+            return "not reached"
+        text = f"{int(np.median(needed[reached]))}"
+        return text + (f" ({reached.mean():.0%} reached)" if not reached.all() else "")
+
+    base, act = curves["uniform (verdict strata)"][0], curves["active"][0]
+    both = (base <= n) & (act <= n)
+    ratio = float(np.median(act[both]) / np.median(base[both])) if both.any() else None
+    cov = curves["active"][1][act <= n]
+    cells = [med(a) for a in curves] + [
+        "n/a" if ratio is None else f"{ratio:.2f}",
+        "n/a" if not cov.size else f"{cov.mean():.3f}",
+    ]
+    return f"| {name} | {n} | " + " | ".join(cells) + " |", ratio
+
+
+ACTIVE_REGIMES = [
+    (prev, unsure, acc_sure) for prev in (0.1, 0.5, 0.9) for unsure in (0.1, 0.3) for acc_sure in (0.95, 0.99)
+]
+
+
+def run_active(args: argparse.Namespace) -> None:
+    header = (
+        "| population | items | uniform order, verdict strata (median labels) | uniform order, verdict × sure strata | "
+        "active order | active / uniform | active coverage at stop |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    lines = [
+        f"Measured {time.strftime('%Y-%m-%d')} by `benchmarks/bench_calibration.py active` ({args.datasets} orders "
+        f"per population, looking every {STEP} labels, {args.draws} posterior draws). Labels until the 95% interval "
+        "of the corrected rate is at most ±5 points. Simulated: N=2000 judged items, TPR = TNR = the judge's "
+        "accuracy (sure items at the accuracy given, unsure ones at 0.6).",
+        "",
+        header,
+    ]
+    ratios: list[float] = []
+    started = time.perf_counter()
+    rng = np.random.default_rng(2026)
+    for i, (prev, unsure, acc) in enumerate(ACTIVE_REGIMES):
+        pop = simulate_population(args.datasets, 2000, prev, unsure, acc, 0.6, rng)
+        curves = labels_needed_curves(pop, seed=100 + i, draws=args.draws)
+        row, ratio = _summary_row(f"θ={prev:g}, unsure {unsure:.0%}, sure accuracy {acc:g}", 2000, curves)
+        lines.append(row)
+        print(row, flush=True)
+        if ratio is not None:
+            ratios.append(ratio)
+    lines.append("")
+    lines.append(
+        f"Simulated: median active / uniform ratio {np.median(ratios):.2f} (range {min(ratios):.2f}-{max(ratios):.2f}); "
+        f"{1 - np.median(ratios):.0%} fewer labels at the median (goal: at least 25% fewer)."
+    )
+    lines.append("")
+    lines.append(
+        "Real data (the judge's own second look as the sure/unsure signal; see tests/calibration/realdata_sets.py):"
+    )
+    lines.append("")
+    lines.append(header)
+    real_ratios = []
+    for name, items in realdata_sets().items():
+        population = [i for i in items if i.judge in ("pass", "fail")]
+        if len(population) < 40:
+            continue
+        y = np.array([[i.human == "pass" for i in population]] * args.datasets, dtype=np.int64)
+        unsure = np.array([bool(i.unsure) for i in population])
+        f = np.array([i.judge == "pass" for i in population])
+        stratum = np.broadcast_to(np.where(f, 0, 2) + unsure, y.shape).astype(np.int64)
+        pop = Population(
+            y,
+            stratum,
+            np.array([True, True, False, False]),
+            ("pass/sure", "pass/unsure", "fail/sure", "fail/unsure"),
+        )
+        curves = labels_needed_curves(pop, seed=7, draws=args.draws)
+        row, ratio = _summary_row(name, len(population), curves)
+        lines.append(row)
+        print(row, flush=True)
+        if ratio is not None:
+            real_ratios.append(ratio)
+    if real_ratios:
+        lines.append("")
+        lines.append(
+            f"Real data: median active / uniform ratio {np.median(real_ratios):.2f} over {len(real_ratios)} sets "
+            f"where both orders reached ±5 points (range {min(real_ratios):.2f}-{max(real_ratios):.2f})."
+        )
+    lines.append(f"({(time.perf_counter() - started) / 60:.0f} min)")
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table + "\n", encoding="utf-8")
+    if args.write_docs:
+        write_docs("ACTIVE", table)
+
+
+def realdata_sets() -> dict[str, Any]:
+    """The real judged sets (tests/calibration/realdata_sets.py), empty when ../shared/data is absent."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "calibration"))
+    import realdata_sets as sets  # type: ignore[import-not-found]
+
+    return dict(sets.all_sets())
+
+
 # -- timing ------------------------------------------------------------------------------------------
 
 
@@ -454,11 +674,18 @@ def main() -> None:
     )
     cov.add_argument("--out", help="write the per-regime results (JSON) here, updated as the run goes")
     cov.add_argument("--write-docs", action="store_true", help="write the table into docs/calibration.md")
+    act = sub.add_parser("active", help="labels needed for a ±5-point interval: active vs uniform order")
+    act.add_argument("--datasets", type=int, default=100, help="labelling orders per population")
+    act.add_argument("--draws", type=int, default=1000)
+    act.add_argument("--out", help="write the table here")
+    act.add_argument("--write-docs", action="store_true")
     tim = sub.add_parser("timing", help="Helix against judgy on the same data")
     tim.add_argument("--judgy-iterations", type=int, default=20_000)
     args = parser.parse_args()
     if args.what == "coverage":
         run_coverage(args)
+    elif args.what == "active":
+        run_active(args)
     else:
         run_timing(args.judgy_iterations)
 

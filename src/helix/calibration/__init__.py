@@ -8,6 +8,7 @@ rate with an interval that carries the uncertainty of both the labels and the ju
 from .._exceptions import FewShotLeakError, TestSplitReusedError
 from ._advice import LabelSupply, shortfall_advice, traces_to_label
 from ._calibrate import CALIBRATION_FORMAT_VERSION, CriterionCalibration, ThetaStatus, calibrate
+from ._consistency import CONSISTENCY_RESULTS, ConsistencyResult, fleiss_kappa, self_consistency
 from ._corrected import (
     DEFAULT_DRAWS,
     MIN_DENOMINATOR,
@@ -37,6 +38,7 @@ from ._splits import DEFAULT_FRACTIONS, SplitName, Splits, assign_splits, check_
 from ._stratified import PS_TAIL_SCALE, StratifiedRate, Stratum, stratified_draws, stratified_rate
 
 __all__ = [
+    "CONSISTENCY_RESULTS",
     "CALIBRATION_FORMAT_VERSION",
     "COVERAGE_GRID",
     "DEFAULT_DRAWS",
@@ -52,6 +54,7 @@ __all__ = [
     "CertificationStatus",
     "ConfusionCounts",
     "CorrectedRate",
+    "ConsistencyResult",
     "CoverageGrid",
     "CriterionCalibration",
     "FewShotLeakError",
@@ -75,11 +78,13 @@ __all__ = [
     "corrected_rate_intervals",
     "corrected_rate_point",
     "exact_fraction",
+    "fleiss_kappa",
     "coverage_warning",
     "labels_needed",
     "ledger_path",
     "read_ledger",
     "record_test_use",
+    "self_consistency",
     "shortfall_advice",
     "split_sizes",
     "stratified_draws",

@@ -64,6 +64,14 @@ def serve(
     ] = None,
     criterion: Criteria = None,
     seed: Seed = 0,
+    queue: Annotated[
+        str,
+        typer.Option(
+            "--queue",
+            help="Item order: `balanced` (interleaved by the judge's verdict) or `active` (the labels that shrink "
+            "the corrected-rate interval most come first: unsure verdicts, the strata the interval needs).",
+        ),
+    ] = "balanced",
 ) -> None:
     """Serve the review page for a run on a local web server; labels go to the SQLite store.
 
@@ -85,6 +93,7 @@ def serve(
         loopback_only=is_loopback(host),
         criterion_ids=criterion,
         seed=seed,
+        queue=queue,  # type: ignore[arg-type]
     )
     server = ReviewServer(app, host=host, port=port, token=token)
     url = server.url + (f"?token={token}" if token else "")

@@ -39,6 +39,7 @@ from ._labels import (
 from ._store import MIGRATIONS, ImportSummary, LabelStore, Migration, load_labels
 
 if TYPE_CHECKING:
+    from ._active import QueuedItem, active_order, allocation_scores
     from ._from_scores import PassRule, ScoreLabels, labels_from_scores, parse_pass_rule
     from ._items import JudgeResult, ReviewItem, ReviewSet, is_disagreement, load_review_set, order_queue
     from ._page import PageMode, json_for_script, render_review_page, review_csp, write_review_html
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 # The page, its server and run reading pull in judging, the report renderer and Starlette; they load on
 # first use so that reading labels (what calibration does) stays a light import.
 _LAZY = {
+    "._active": ("QueuedItem", "active_order", "allocation_scores"),
     "._from_scores": ("PassRule", "ScoreLabels", "labels_from_scores", "parse_pass_rule"),
     "._items": (
         "JudgeResult",
@@ -117,10 +119,13 @@ __all__ = [
     "Migration",
     "PageMode",
     "PassRule",
+    "QueuedItem",
     "ReviewItem",
     "ReviewServer",
     "ReviewSet",
     "ScoreLabels",
+    "active_order",
+    "allocation_scores",
     "annotator_agreement",
     "blocked_kind",
     "blocked_text",

@@ -108,6 +108,7 @@ def render_review_page(
     panes_html: str | None = None,
     blind: bool = False,
     queue: Sequence[ReviewItem] | None = None,
+    design: str | None = "by-verdict",
 ) -> str:
     """The review page's HTML.
 
@@ -115,7 +116,8 @@ def render_review_page(
     queue order). ``panes_html`` lets a server render the transcripts once and reuse them.
     ``blind`` leaves the judge's verdicts and critiques out of the page: the server sends an item's
     verdict when it is revealed or labelled (items this annotator labelled already carry theirs); an
-    offline page has none at all. ``queue`` is the item order (default: :func:`order_queue`).
+    offline page has none at all. ``queue`` is the item order (default: :func:`order_queue`);
+    ``design`` is what labels made on an offline page record (its queue is chosen by verdict).
     """
     current = [x for x in labels if x.annotator == annotator]
     index = {t.id: i for i, t in enumerate(review.traces)}
@@ -124,6 +126,7 @@ def render_review_page(
     data = {
         "mode": mode,
         "blind": blind,
+        "design": design,
         "run_id": review.run_id,
         "annotator": annotator,
         "criteria": {

@@ -149,8 +149,8 @@ REVIEW_SCRIPT = r"""
     var key = keyOf(item);
     var note = $("note").value;
     var made = {
-      version: 1, trace_id: item.trace_id, criterion_id: item.criterion_id, label: value,
-      note: note, annotator: annotator, created_at: new Date().toISOString()
+      version: 2, trace_id: item.trace_id, criterion_id: item.criterion_id, label: value,
+      note: note, annotator: annotator, created_at: new Date().toISOString(), design: data.design || null
     };
     labels[key] = made;
     var entry = { key: key, made: made, stored: null };

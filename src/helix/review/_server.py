@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
@@ -45,8 +45,10 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from .._exceptions import RunError, UsageError
-from ._items import load_review_set
-from ._labels import LabelValue
+from ._active import active_order
+from ._design import parse_design, stratum_of
+from ._items import ReviewItem, load_review_set
+from ._labels import HumanLabel, LabelValue
 from ._page import render_review_page, render_trace_panes, review_csp, verdict_data
 from ._store import LabelStore
 
@@ -65,6 +67,7 @@ __all__ = [
 TOKEN_ENV = "HELIX_REVIEW_TOKEN"
 _COOKIE = "helix_review_token"
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+QueueKind = Literal["balanced", "active"]
 MIN_TOKEN_LENGTH = 16
 _MIN_DISTINCT = 8
 
@@ -162,19 +165,36 @@ def create_review_app(
     criterion_ids: Sequence[str] | None = None,
     seed: int = 0,
     blind: bool = True,
+    queue: QueueKind = "balanced",
 ) -> Starlette:
     """The Starlette app serving a run's review page and writing labels to ``store``.
 
     ``token`` (when set) is required on every request. ``loopback_only`` rejects requests whose
     Host header is not a loopback name (pass False when serving on another interface, with a strong
     token). ``blind`` (default) keeps verdicts out of the page until revealed or labelled.
+    ``queue``: ``balanced`` (interleaved by verdict; labels record the ``by-verdict`` design) or
+    ``active`` (:func:`~helix.review.active_order`; labels record ``active`` and their stratum).
     """
+    if queue not in ("balanced", "active"):
+        raise UsageError(f"queue must be balanced or active, got {queue!r}")
     if not loopback_only:
         check_token(token)
     review = load_review_set(run_dir, criterion_ids=criterion_ids)
     panes = render_trace_panes(review)
     by_key = {(i.trace_id, i.criterion_id): i for i in review.items}
     known = set(by_key)
+    design = "active" if queue == "active" else "by-verdict"
+
+    def stratum(item: ReviewItem) -> str | None:
+        if item.judge_result not in ("pass", "fail"):
+            return None
+        return stratum_of(parse_design(design), item.judge_result, confidence=item.confidence)
+
+    def ordered(current: Sequence[HumanLabel]) -> list[ReviewItem] | None:
+        if queue != "active":
+            return None
+        return [q.item for q in active_order(review.items, current, seed=seed)]
+
     csp = review_csp("server") + "; frame-ancestors 'none'"
 
     def who(value: str | None) -> str:
@@ -187,7 +207,14 @@ def create_review_app(
         name = who(request.query_params.get("annotator"))
         current = await run_in_threadpool(store.latest, annotator=name)
         html = render_review_page(
-            review, mode="server", annotator=name, labels=current, seed=seed, panes_html=panes, blind=blind
+            review,
+            mode="server",
+            annotator=name,
+            labels=current,
+            seed=seed,
+            panes_html=panes,
+            blind=blind,
+            queue=ordered(current),
         )
         response = HTMLResponse(html, headers={"Content-Security-Policy": csp})
         supplied = request.query_params.get("token")
@@ -223,6 +250,8 @@ def create_review_app(
                 label=body.label,
                 note=body.note,
                 annotator=who(body.annotator),
+                design=design,
+                stratum=stratum(by_key[(body.trace_id, body.criterion_id)]),
             )
         )
         return JSONResponse(stored.model_dump(mode="json"))
