@@ -305,3 +305,15 @@ def test_a_separate_population_is_the_judged_set(judged_run: Path, tmp_path: Pat
     decided = [judge_result(i) for i in range(120, 200) if judge_result(i) != "uncertain"]
     assert (r.judged_n, r.judged_pass) == (len(decided), decided.count("pass"))
     assert r.population == str(other)
+
+
+def test_the_report_leads_with_the_interval_for_an_uncertified_judge(judged_run: Path, tmp_path: Path) -> None:
+    import re
+
+    labels = make_labels(tmp_path / "few.jsonl", n=40)
+    (r,) = validate_run(judged_run, labels).results
+    assert r.status == "unvalidated" and r.theta_interval is not None
+    html = (judged_run / "report.html").read_text()
+    cell = re.search(r'<td class="theta">(.*?)</td>', html)
+    assert cell is not None
+    assert cell.group(1).startswith("[") and "(point " in cell.group(1) and "judge unvalidated" in cell.group(1)
