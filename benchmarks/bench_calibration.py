@@ -634,7 +634,7 @@ def run_realdata(args: argparse.Namespace) -> None:
             assert r.theta_interval is not None
             hits += r.theta_interval[0] <= truth <= r.theta_interval[1]
 
-        def cov(r: Any) -> str:
+        def cov(r: Any, truth: float = truth) -> str:
             lo, hi = r.theta_interval
             return "yes" if lo <= truth <= hi else "NO"
 
@@ -734,7 +734,9 @@ def main() -> None:
     act.add_argument("--out", help="write the table here")
     act.add_argument("--write-docs", action="store_true")
     real = sub.add_parser("realdata", help="certification and intervals on the real judge data")
-    real.add_argument("--seeds", type=int, default=100, help="random 40%% label draws for the coverage column")
+    real.add_argument(
+        "--seeds", type=int, default=100, help="random 40%% label draws for the coverage column"
+    )
     real.add_argument("--out", help="write the table here")
     real.add_argument("--write-docs", action="store_true")
     tim = sub.add_parser("timing", help="Helix against judgy on the same data")

@@ -307,7 +307,9 @@ def test_a_separate_population_is_the_judged_set(judged_run: Path, tmp_path: Pat
     assert r.population == str(other)
 
 
-def test_the_report_leads_with_the_interval_for_an_uncertified_judge(judged_run: Path, tmp_path: Path) -> None:
+def test_the_report_leads_with_the_interval_for_an_uncertified_judge(
+    judged_run: Path, tmp_path: Path
+) -> None:
     import re
 
     labels = make_labels(tmp_path / "few.jsonl", n=40)
@@ -316,4 +318,6 @@ def test_the_report_leads_with_the_interval_for_an_uncertified_judge(judged_run:
     html = (judged_run / "report.html").read_text()
     cell = re.search(r'<td class="theta">(.*?)</td>', html)
     assert cell is not None
-    assert cell.group(1).startswith("[") and "(point " in cell.group(1) and "judge unvalidated" in cell.group(1)
+    assert (
+        cell.group(1).startswith("[") and "(point " in cell.group(1) and "judge unvalidated" in cell.group(1)
+    )

@@ -297,7 +297,12 @@ def _calibration_item(v: ValidationRecord) -> str:
     theta = (
         _rate_text(v.theta) if v.theta_status == "ok" else f'<span class="muted">{esc(v.theta_status)}</span>'
     )
-    if v.theta_status == "ok" and v.status != "certified" and v.theta.low is not None and v.theta.high is not None:
+    if (
+        v.theta_status == "ok"
+        and v.status != "certified"
+        and v.theta.low is not None
+        and v.theta.high is not None
+    ):
         # Not certified: the interval leads and the point estimate never stands alone.
         theta = (
             f"[{_pct(v.theta.low)}, {_pct(v.theta.high)}] "
