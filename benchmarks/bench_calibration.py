@@ -357,6 +357,15 @@ def targets(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def emit(table: str, args: argparse.Namespace, marker: str) -> None:
+    """Print the table, write it to --out, and into docs/calibration.md with --write-docs."""
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table + "\n", encoding="utf-8")
+    if args.write_docs:
+        write_docs(marker, table)
+
+
 def write_docs(marker: str, text: str) -> None:
     begin, end = f"<!-- {marker}:BEGIN -->", f"<!-- {marker}:END -->"
     doc = DOCS.read_text(encoding="utf-8")
@@ -596,20 +605,12 @@ def run_active(args: argparse.Namespace) -> None:
             f"where both orders reached ±5 points (range {min(real_ratios):.2f}-{max(real_ratios):.2f})."
         )
     lines.append(f"({(time.perf_counter() - started) / 60:.0f} min)")
-    table = "\n".join(lines)
-    print(table)
-    if args.out:
-        Path(args.out).write_text(table + "\n", encoding="utf-8")
-    if args.write_docs:
-        write_docs("ACTIVE", table)
+    emit("\n".join(lines), args, "ACTIVE")
 
 
 def run_realdata(args: argparse.Namespace) -> None:
     """Certification, intervals and coverage on the real judge data: every label, and 40% labels."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "calibration"))
-    import realdata_sets as sets  # type: ignore[import-not-found]
+    sets = _realdata_module()
 
     def ci(x: tuple[float, float] | None) -> str:
         return "n/a" if x is None else f"[{x[0]:.3f}, {x[1]:.3f}]"
@@ -650,22 +651,21 @@ def run_realdata(args: argparse.Namespace) -> None:
         "empty; its rewards become labels with `helix labels from-scores`, 36 pass / 14 fail) and the telecom gym file "
         "(no nl_assertions); the gpt-4o multi-prompt study the issue mentions is not in ../shared/data."
     )
-    table = "\n".join(lines)
-    print(table)
-    if args.out:
-        Path(args.out).write_text(table + "\n", encoding="utf-8")
-    if args.write_docs:
-        write_docs("REALDATA", table)
+    emit("\n".join(lines), args, "REALDATA")
 
 
-def realdata_sets() -> dict[str, Any]:
-    """The real judged sets (tests/calibration/realdata_sets.py), empty when ../shared/data is absent."""
+def _realdata_module() -> Any:
+    """tests/calibration/realdata_sets.py: the real judged sets and how they are measured."""
+    import importlib
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "calibration"))
-    import realdata_sets as sets  # type: ignore[import-not-found]
+    return importlib.import_module("realdata_sets")
 
-    return dict(sets.all_sets())
+
+def realdata_sets() -> dict[str, Any]:
+    """The real judged sets, empty when ../shared/data is absent."""
+    return dict(_realdata_module().all_sets())
 
 
 # -- timing ------------------------------------------------------------------------------------------
