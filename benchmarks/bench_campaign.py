@@ -10,7 +10,7 @@
    measurement runs in a fresh child process (imports excluded from the timing):
 
    * ``run_campaign``: a dispatch calling ``helix.models`` (the OpenAI-compatible client) once per
-     cell, a code judge scoring the answer; durable per-cell results, the cost ledger and receipts on
+     cell, a code scorer scoring the answer; durable per-cell results, the cost ledger and receipts on
      (a fresh run directory each time, so nothing is cached).
    * ``inspect_ai``: a Task of N samples, solver ``generate()``, scorer ``match()``, model
      ``openai/<model>`` with ``model_base_url`` pointed at the loopback server, ``max_connections``
@@ -135,8 +135,8 @@ def _child_campaign(base_url: str, calls: int, concurrency: int, conn: Connectio
             entries, _ = read_ledger(root)
             if result.failed or result.dispatched != calls or len(entries) != calls:
                 raise SystemExit(f"campaign went wrong: {result.failed} failed, {len(entries)} ledger lines")
-            if result.aggregates.by_judge["exact"].mean != 1.0:
-                raise SystemExit("campaign judge did not see the scripted answer")
+            if result.aggregates.by_scorer["exact"].mean != 1.0:
+                raise SystemExit("campaign scorer did not see the scripted answer")
         finally:
             await model.aclose()
             shutil.rmtree(root, ignore_errors=True)
@@ -230,15 +230,15 @@ def _child_cached(root: str, cells: int, conn: Connection) -> None:
         raise AssertionError("a cached cell was dispatched")
 
     scenarios = [Scenario(id=f"s{i}") for i in range(cells // 10)]
-    judges = {"parity": lambda c: float(c.output)}
+    scorers = {"parity": lambda c: float(c.output)}
     baseline = rss_mb()
     t0 = time.perf_counter()
-    plan = plan_campaign_run(root, scenarios, seed=0, reps=10, commit="bench", judges=["parity"])
+    plan = plan_campaign_run(root, scenarios, seed=0, reps=10, commit="bench", scorers=["parity"])
     plan_s = time.perf_counter() - t0
     if len(plan.cached) != cells:
         raise SystemExit(f"expected {cells} cached cells, plan found {len(plan.cached)}")
     t0 = time.perf_counter()
-    result = run_campaign_sync(scenarios, never, judges, run_dir=root, commit="bench", reps=10)
+    result = run_campaign_sync(scenarios, never, scorers, run_dir=root, commit="bench", reps=10)
     rerun_s = time.perf_counter() - t0
     if result.cached != cells or result.dispatched:
         raise SystemExit("the cached rerun dispatched something")

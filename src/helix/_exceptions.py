@@ -132,12 +132,20 @@ class CodeCheckError(RunError):
 
 
 class ModelError(RunError):
-    """An LLM provider call failed."""
+    """An LLM provider call failed.
 
-    def __init__(self, message: str, *, model: str, attempts: int | None = None) -> None:
+    ``kind`` names the failure in a few words a summary can group by (``connection_refused``,
+    ``timeout``, ``rate_limited``, ``overloaded``, ``server_error``, ``refused``, ``bad_response``...;
+    see ``helix.models.FailureKind``); None when unknown.
+    """
+
+    def __init__(
+        self, message: str, *, model: str, attempts: int | None = None, kind: str | None = None
+    ) -> None:
         self.model = model
         self.attempts = attempts
         """How many HTTP attempts were made before giving up (None when unknown)."""
+        self.kind = kind
         super().__init__(f"{model}: {message}")
 
 
@@ -145,11 +153,18 @@ class ModelHTTPError(ModelError):
     """An LLM provider answered with an HTTP error status."""
 
     def __init__(
-        self, message: str, *, model: str, status_code: int, body: str = "", attempts: int | None = None
+        self,
+        message: str,
+        *,
+        model: str,
+        status_code: int,
+        body: str = "",
+        attempts: int | None = None,
+        kind: str | None = None,
     ) -> None:
         self.status_code = status_code
         self.body = body
-        super().__init__(f"HTTP {status_code}: {message}", model=model, attempts=attempts)
+        super().__init__(f"HTTP {status_code}: {message}", model=model, attempts=attempts, kind=kind)
 
 
 class AdmissionRejectedError(RunError):

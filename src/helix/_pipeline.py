@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from ._util import write_atomic
 
 if TYPE_CHECKING:
-    from .judging import CriteriaMatrix, ModelJudgeProgress, Severity
+    from .judging import CriteriaMatrix, ModelJudgeProgress, ModelJudgeSummary, Severity
     from .scoring import Scorecard
 
 __all__ = ["AggregateResult", "aggregate_run", "evaluate", "evaluate_async"]
@@ -24,6 +25,8 @@ class AggregateResult:
     scorecard_path: Path
     report_path: Path
     gate_passed: bool
+    judging: ModelJudgeSummary | None = None
+    """What the model pass did (``evaluate`` only): counts, cost, and why units ended unscored."""
 
 
 def _severities(values: Sequence[str]) -> tuple[Severity, ...]:
@@ -96,24 +99,44 @@ async def evaluate_async(
     allow_alias: bool = False,
     unit: Literal["matrix", "criterion"] = "matrix",
     concurrency: int = 16,
+    adaptive: bool = True,
+    max_retries: int = 6,
     blocking: Sequence[str] = ("critical", "major"),
+    fail_on_uncertain: bool = False,
+    rejudge_unscored: bool = False,
     on_progress: Callable[[ModelJudgeProgress], None] | None = None,
 ) -> AggregateResult:
-    """Read traces, PREP the run, judge every packet with ``model``, then AGGREGATE."""
+    """Read traces, PREP the run, judge every packet with ``model``, then AGGREGATE.
+
+    The model client is opened (and its API key found) before anything is written, so a missing key
+    leaves no half-made run directory. ``concurrency`` is the ceiling of the adaptive window
+    (``adaptive=False``: fixed); ``max_retries`` bounds the retries of each request;
+    ``rejudge_unscored`` retries units an earlier pass left unscored;
+    ``blocking`` and ``fail_on_uncertain`` configure the gate as in :func:`aggregate_run`. The
+    result's ``judging`` says what the model pass did, including why units ended unscored.
+    """
     from .judging import judge_packets_with_model, load_criteria, prep_run
     from .models import open_model, parse_model_spec
     from .traces import read_traces
 
     spec = parse_model_spec(model, base_url=base_url, allow_alias=allow_alias)
-    intake = read_traces(traces_path)
-    matrix = load_criteria(criteria_path)
-    prep_run(intake.traces, matrix, run_dir, unit=unit, model=spec)
-    client = open_model(spec)
+    client = open_model(spec, max_retries=max_retries)
     try:
-        await judge_packets_with_model(run_dir, client, concurrency=concurrency, on_progress=on_progress)
+        intake = read_traces(traces_path)
+        matrix = load_criteria(criteria_path)
+        prep_run(intake.traces, matrix, run_dir, unit=unit, model=spec)
+        summary = await judge_packets_with_model(
+            run_dir,
+            client,
+            concurrency=concurrency,
+            adaptive=adaptive,
+            on_progress=on_progress,
+            rejudge_unscored=rejudge_unscored,
+        )
     finally:
         await client.aclose()
-    return aggregate_run(run_dir, blocking=blocking)
+    result = aggregate_run(run_dir, blocking=blocking, fail_on_uncertain=fail_on_uncertain)
+    return dataclasses.replace(result, judging=summary)
 
 
 def evaluate(
@@ -126,7 +149,12 @@ def evaluate(
     allow_alias: bool = False,
     unit: Literal["matrix", "criterion"] = "matrix",
     concurrency: int = 16,
+    adaptive: bool = True,
+    max_retries: int = 6,
     blocking: Sequence[str] = ("critical", "major"),
+    fail_on_uncertain: bool = False,
+    rejudge_unscored: bool = False,
+    on_progress: Callable[[ModelJudgeProgress], None] | None = None,
 ) -> AggregateResult:
     """Synchronous :func:`evaluate_async`."""
     import anyio
@@ -141,7 +169,12 @@ def evaluate(
             allow_alias=allow_alias,
             unit=unit,
             concurrency=concurrency,
+            adaptive=adaptive,
+            max_retries=max_retries,
             blocking=blocking,
+            fail_on_uncertain=fail_on_uncertain,
+            rejudge_unscored=rejudge_unscored,
+            on_progress=on_progress,
         )
 
     return anyio.run(_go)

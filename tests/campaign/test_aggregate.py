@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -10,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helix.campaign import (
+    CampaignResult,
     CellContext,
     DispatchResult,
     FinishedCell,
     Scenario,
-    aggregate_cells,
     run_campaign_sync,
 )
 
-# Hand-chosen scores per (scenario, rep) for two judges; "never" measures nothing.
+# Hand-chosen scores per (scenario, rep) for two scorers; "never" measures nothing.
 ACC = {("a", 0): 1.0, ("a", 1): 0.0, ("a", 2): 1.0, ("b", 0): 0.5, ("b", 1): 0.5, ("b", 2): 0.25}
 TONE = {("a", 0): 0.5, ("a", 1): 0.5, ("a", 2): None, ("b", 0): 1.0, ("b", 1): 0.0, ("b", 2): 1.0}
 
@@ -39,20 +40,24 @@ def never(cell: FinishedCell) -> float | None:
     return None
 
 
-def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
-    result = run_campaign_sync(
+def _hand_campaign(run_dir: Path) -> CampaignResult:
+    return run_campaign_sync(
         [Scenario(id="a"), Scenario(id="b")],
         dispatch,
         [accuracy, tone, never],
-        run_dir=tmp_path,
+        run_dir=run_dir,
         commit="c",
         reps=3,
         seed=11,
     )
-    agg = result.aggregates
-    assert set(agg.by_judge) == {"accuracy", "tone"}  # the judge that measured nothing has no entry
 
-    acc = agg.by_judge["accuracy"]
+
+def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
+    result = _hand_campaign(tmp_path)
+    agg = result.aggregates
+    assert set(agg.by_scorer) == {"accuracy", "tone"}  # the scorer that measured nothing has no entry
+
+    acc = agg.by_scorer["accuracy"]
     assert acc.n == 6
     assert acc.mean == pytest.approx(3.25 / 6)
     d = acc.distribution
@@ -60,11 +65,11 @@ def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
     assert (d.n, d.min, d.p50, d.p90, d.max, d.sum) == (6, 0.0, 0.5, 1.0, 1.0, 3.25)
     assert acc.ci95[0] <= acc.mean <= acc.ci95[1]
 
-    t = agg.by_judge["tone"]
+    t = agg.by_scorer["tone"]
     assert t.n == 5 and t.mean == pytest.approx(3.0 / 5)
     assert (t.distribution.p50, t.distribution.p90) == (0.5, 1.0)
 
-    # Composites: the mean of the judges that measured the cell.
+    # Composites: the mean of the scorers that measured the cell.
     comps = {c.cell_id: c.composite for c in result.cells}
     assert comps["a@r0"] == pytest.approx(0.75)
     assert comps["a@r2"] == pytest.approx(1.0)  # only accuracy measured it
@@ -75,63 +80,54 @@ def test_small_campaign_matches_hand_computation(tmp_path: Path) -> None:
     b = agg.by_scenario["b"]
     assert b.mean == pytest.approx((0.75 + 0.25 + 0.625) / 3)
 
-    # Seeded: the same cells give the same intervals.
-    again = aggregate_cells(result.cells, seed=11)
-    assert again == agg
+    # Seeded: the same cells give the same intervals, also when a rerun reads them from the cache.
+    again = _hand_campaign(tmp_path)
+    assert again.cached == 6 and again.aggregates == agg
 
 
-def test_ci_is_the_seeded_bootstrap_of_the_series() -> None:
-    from helix.campaign import CellResult
+def _series(values: list[float], run_dir: Path, *, seed: int = 0, resamples: int = 2000) -> CampaignResult:
+    """A campaign of one scenario whose rep ``i`` scores ``values[i]`` (scorer ``j``)."""
 
-    cells = [
-        CellResult(
-            cell_id=f"s@r{i}",
-            scenario_id="s",
-            rep=i,
-            seed=i,
-            cache_key="k",
-            status="ok",
-            scores={"j": v},
-            composite=v,
-        )
-        for i, v in enumerate([0.0, 0.0, 1.0, 1.0, 1.0, 0.2])
-    ]
-    agg = aggregate_cells(cells, seed=5, n_resamples=500)
-    low, high = agg.by_judge["j"].ci95
-    assert 0.0 <= low < agg.by_judge["j"].mean < high <= 1.0
-    # Different seeds may move the bands, but each is reproducible.
-    assert aggregate_cells(cells, seed=5, n_resamples=500) == agg
+    async def plain(ctx: CellContext) -> DispatchResult:
+        return DispatchResult(output=values[ctx.rep], cost_usd=0.0, served_model="m")
 
+    def j(cell: FinishedCell) -> float:
+        return float(cell.output)
 
-def test_failed_cells_and_empty_campaigns_have_no_aggregates() -> None:
-    from helix.campaign import CellResult
-
-    failed = CellResult(
-        cell_id="s@r0", scenario_id="s", rep=0, seed=0, cache_key="k", status="failed", stage="dispatch"
+    return run_campaign_sync(
+        [Scenario(id="s")],
+        plain,
+        [j],
+        run_dir=run_dir,
+        commit="c",
+        reps=len(values),
+        seed=seed,
+        bootstrap_resamples=resamples,
     )
-    agg = aggregate_cells([failed])
-    assert agg.by_judge == {} and agg.by_scenario == {}
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=40))
+def test_ci_is_the_seeded_bootstrap_of_the_series(tmp_path: Path) -> None:
+    agg = _series([0.0, 0.0, 1.0, 1.0, 1.0, 0.2], tmp_path / "a", seed=5, resamples=500).aggregates
+    low, high = agg.by_scorer["j"].ci95
+    assert 0.0 <= low < agg.by_scorer["j"].mean < high <= 1.0
+    # Each band is reproducible: the same cells in another run directory give the same one.
+    assert _series([0.0, 0.0, 1.0, 1.0, 1.0, 0.2], tmp_path / "b", seed=5, resamples=500).aggregates == agg
+
+
+def test_failed_cells_and_empty_campaigns_have_no_aggregates(tmp_path: Path) -> None:
+    async def broken(ctx: CellContext) -> DispatchResult:
+        raise RuntimeError("down")
+
+    result = run_campaign_sync([Scenario(id="s")], broken, [never], run_dir=tmp_path, commit="c")
+    assert result.failed == 1
+    assert result.aggregates.by_scorer == {} and result.aggregates.by_scenario == {}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=30))
 def test_quantiles_are_measured_scores(scores: list[float]) -> None:
-    from helix.campaign import CellResult
-
-    cells = [
-        CellResult(
-            cell_id=f"s@r{i}",
-            scenario_id="s",
-            rep=i,
-            seed=i,
-            cache_key="k",
-            status="ok",
-            scores={"j": v},
-            composite=v,
-        )
-        for i, v in enumerate(scores)
-    ]
-    stat = aggregate_cells(cells, n_resamples=200).by_judge["j"]
+    with tempfile.TemporaryDirectory() as tmp:
+        stat = _series(scores, Path(tmp), resamples=200).aggregates.by_scorer["j"]
     d = stat.distribution
     for q in (d.min, d.p50, d.p90, d.max):
         assert q in scores

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from helix.campaign import (
-    ATTESTATION_ALGORITHM,
     AttestedReport,
     Provenance,
     attest,
@@ -27,7 +26,7 @@ PROV = Provenance(
     code_commit="0123abcd",
     inputs_hash="feedbeef",
 )
-REPORT = {"by_judge": {"gold": {"mean": 0.5, "n": 4}}, "cells": [1, 2, 3]}
+REPORT = {"by_scorer": {"gold": {"mean": 0.5, "n": 4}}, "cells": [1, 2, 3]}
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
@@ -38,13 +37,13 @@ json_values = st.recursive(
 
 def test_round_trip_verifies_and_serialized_attestation_still_verifies() -> None:
     att = attest(REPORT, PROV)
-    assert att.algorithm == ATTESTATION_ALGORITHM
+    assert att.algorithm == "helix-attest-sha256-v1"
     assert att.encoding == "canonical-json"
     check = verify_attestation(REPORT, att)
     assert check.ok and check.status == "verified"
     # through its JSON file form and back, with the report's keys in another order
     raw = att.model_dump_json()
-    reordered = {"cells": [1, 2, 3], "by_judge": {"gold": {"n": 4, "mean": 0.5}}}
+    reordered = {"cells": [1, 2, 3], "by_scorer": {"gold": {"n": 4, "mean": 0.5}}}
     assert verify_attestation(reordered, raw).ok
     assert verify_attestation(reordered, json.loads(raw)).ok
     # byte-stable payload to sign
@@ -124,3 +123,34 @@ def test_cli_attest_then_verify_then_tamper(tmp_path: Path) -> None:
 
     bad_prov = runner.invoke(app, ["attest", str(report), "--provenance", '{"seed": 1}'])
     assert bad_prov.exit_code == 2
+
+
+def test_cli_attest_of_a_campaign_summary_records_its_provenance(tmp_path: Path) -> None:
+    from helix.examples import campaign_config_path
+
+    config = tmp_path / "campaign.yaml"
+    config.write_text(
+        campaign_config_path()
+        .read_text()
+        .replace("reps: 3", "reps: 1")
+        .replace("seed: 7", "seed: 11")
+        .replace("runs/support-shop", str(tmp_path / "run"))
+    )
+    runner = CliRunner()
+    assert runner.invoke(app, ["campaign", "run", str(config), "--no-report"]).exit_code == 0
+    summary = tmp_path / "run" / "summary.json"
+    res = runner.invoke(app, ["attest", str(summary)])
+    assert res.exit_code == 0, res.output
+    att = AttestedReport.model_validate_json(
+        (tmp_path / "run" / "summary.json.attestation.json").read_bytes()
+    )
+    assert att.provenance.seeds == [11]
+    assert att.provenance.code_commit == "helix-examples-support-shop-v1"
+    assert att.provenance.model_versions == {"agent": "helix-examples/scripted-support-agent"}
+    assert "seeds [11]" in res.output
+    # what --provenance says wins over what the summary records
+    res = runner.invoke(app, ["attest", str(summary), "--provenance", '{"code_commit": "abc"}'])
+    att = AttestedReport.model_validate_json(
+        (tmp_path / "run" / "summary.json.attestation.json").read_bytes()
+    )
+    assert att.provenance.code_commit == "abc" and att.provenance.seeds == [11]

@@ -81,7 +81,7 @@ def test_eval_campaign_builds_the_dispatch_result_from_capture(tmp_path: Path) -
     assert first.trace.events[1].cost == 0.125 and first.served_model == "agent-2026-01-01"
     assert first.cost_usd == 0.125 and first.call_ids == ("call-write-report@r0",)
     assert first.produced[0]["content"].startswith("# Report")
-    assert out.campaign.aggregates.by_judge["produced_report"].n == 2  # idle scenario unmeasured
+    assert out.campaign.aggregates.by_scorer["produced_report"].n == 2  # idle scenario unmeasured
     assert [(r.cell_id, r.events, r.produced, r.paid_calls) for r in out.records][:2] == [
         ("write-report@r0", 2, 1, 1),
         ("write-report@r1", 2, 1, 1),

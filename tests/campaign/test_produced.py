@@ -13,7 +13,6 @@ from helix.campaign import (
     RequiredDeliverable,
     TaskGold,
     extract_produced_state,
-    produced_events_from_trace,
     verify_completion,
 )
 from helix.traces import Event, Trace
@@ -113,13 +112,11 @@ def test_imported_trace_events_are_graded_the_same_way() -> None:
             Event(id="P-3", kind="other", name="proposal_created", attributes={"produced.title": "Plan"}),
         ],
     )
-    produced = produced_events_from_trace(trace)
-    assert [(p.kind, p.key, p.content) for p in produced] == [
-        ("artifact", "hello.py", "print('hi')"),
-        ("proposal_created", "P-3", None),
-    ]
     state = extract_produced_state(trace.events)
-    assert state.get("artifact", "hello.py") is not None
+    assert [(d.kind, d.key, d.content, dict(d.attributes)) for d in state.deliverables] == [
+        ("artifact", "hello.py", "print('hi')", {"lang": "py"}),
+        ("proposal_created", "P-3", None, {}),
+    ]
     gold = TaskGold(
         required=(
             RequiredDeliverable(kind="artifact", key="hello.py", expected="print('hi')"),

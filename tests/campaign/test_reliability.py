@@ -166,4 +166,4 @@ def test_flaky_server_campaign_completes_with_retry_and_ledger_counts_every_atte
             p.name for p in (tmp_path / "cells" / cell.cell_id).glob("failure-receipt.attempt-*.json")
         )
         assert len(receipts) == cell.retry_attempts
-    assert result.aggregates.by_judge["answered"].mean == 1.0  # type: ignore[attr-defined]
+    assert result.aggregates.by_scorer["answered"].mean == 1.0  # type: ignore[attr-defined]

@@ -9,27 +9,22 @@ from pathlib import Path
 import orjson
 import pytest
 
-from helix import ModelHTTPError, UsageError
+from helix import AdmissionRejectedError, CampaignAbortedError, ModelHTTPError, UsageError
 from helix.campaign import (
-    FAILURE_RECEIPT_FILE,
-    AdmissionRejectedError,
-    CampaignAbortedError,
     CampaignProgress,
+    CampaignResult,
     CellContext,
-    CellFailure,
+    CellPaths,
     CellResult,
     DispatchResult,
-    FailureReceipt,
     FinishedCell,
-    JudgeConfig,
     Scenario,
-    cell_directory,
+    ScorerConfig,
     cell_retry,
     read_ledger,
     run_campaign,
     run_campaign_sync,
     run_eval_sync,
-    transient_dispatch_failure,
 )
 
 SCENARIOS = [Scenario(id=f"s{i}", input=i, gold=i % 3) for i in range(6)]
@@ -128,26 +123,24 @@ def test_failed_dispatch_is_durable_with_receipt_and_unknown_fields(tmp_path: Pa
     assert cell.error.type == "builtins.ValueError" and "on purpose" in cell.error.message
     assert cell.served_model is None and cell.cost_usd is None and cell.usage is None
     assert cell.unknown == ("served_model", "cost_usd", "usage")
-    receipt_path = cell_directory(tmp_path, "s1@r0") / FAILURE_RECEIPT_FILE
-    receipt = FailureReceipt.model_validate_json(receipt_path.read_bytes())
-    assert receipt.stage == "dispatch" and receipt.final and receipt.settled_cost_usd is None
-    assert receipt.cell == cell
-    assert (
-        b'"served_model":null' in next(cell_directory(tmp_path, "s1@r0").glob("*.failed.json")).read_bytes()
-    )
+    paths = CellPaths.of(tmp_path, "s1@r0", cell.cache_key)
+    receipt = orjson.loads(Path(paths.receipt).read_bytes())
+    assert receipt["stage"] == "dispatch" and receipt["final"] and receipt["settled_cost_usd"] is None
+    assert CellResult.model_validate(receipt["cell"]) == cell
+    assert b'"served_model":null' in Path(paths.failed).read_bytes()
     assert sum(c.status == "ok" for c in result.cells) == 17  # type: ignore[attr-defined]
     # The next run tries the failed cell again (and only it).
     retry_run = Counting()
     fixed = run(tmp_path, retry_run)
     assert retry_run.calls == {"s1@r0": 1}
     assert fixed.failed == 0  # type: ignore[attr-defined]
-    assert not list(cell_directory(tmp_path, "s1@r0").glob("*.failed.json"))
+    assert not Path(paths.failed).exists()
 
 
-def test_judge_failure_keeps_the_dispatch_cost(tmp_path: Path) -> None:
+def test_scorer_failure_keeps_the_dispatch_cost(tmp_path: Path) -> None:
     def flaky(cell: FinishedCell) -> float:
         if cell.context.cell_id == "s0@r1":
-            raise KeyError("judge bug")
+            raise KeyError("scorer bug")
         return 1.0
 
     def out_of_range(cell: FinishedCell) -> float:
@@ -160,16 +153,14 @@ def test_judge_failure_keeps_the_dispatch_cost(tmp_path: Path) -> None:
         run_dir=tmp_path,
         commit="c",
         reps=2,
-        cell_retry=cell_retry(3),  # judge failures are never retried by the transient predicate
+        cell_retry=cell_retry(3),  # score failures are never retried by the transient predicate
     )
     by = {c.cell_id: c for c in result.cells}
-    assert by["s0@r1"].stage == "judge" and by["s0@r1"].attempts == 1
+    assert by["s0@r1"].stage == "score" and by["s0@r1"].attempts == 1
     assert by["s0@r1"].cost_usd == 0.25 and by["s0@r1"].served_model == "agent-2026-01-01"
-    assert by["s2@r0"].stage == "judge" and "must return a number in [0, 1]" in by["s2@r0"].error.message  # type: ignore[union-attr]
-    receipt = FailureReceipt.model_validate_json(
-        (cell_directory(tmp_path, "s0@r1") / FAILURE_RECEIPT_FILE).read_bytes()
-    )
-    assert receipt.settled_cost_usd == 0.25 and receipt.stage == "judge"
+    assert by["s2@r0"].stage == "score" and "must return a number in [0, 1]" in by["s2@r0"].error.message  # type: ignore[union-attr]
+    receipt = orjson.loads(Path(CellPaths.of(tmp_path, "s0@r1", by["s0@r1"].cache_key).receipt).read_bytes())
+    assert receipt["settled_cost_usd"] == 0.25 and receipt["stage"] == "score"
 
 
 def test_abort_on_cell_error_writes_the_receipt_first(tmp_path: Path) -> None:
@@ -216,13 +207,13 @@ def test_retry_redispatches_the_same_slot_and_charges_every_attempt(tmp_path: Pa
     assert len(seeds["s0@r0"]) == 1  # same slot, same seed
     assert by["s1@r0"].status == "failed" and by["s1@r0"].retry_attempts == 2  # attempts exhausted
     assert by["s2@r0"].status == "failed" and by["s2@r0"].attempts == 1  # 400 is not transient
-    d0 = cell_directory(tmp_path, "s0@r0")
+    d0 = Path(CellPaths.of(tmp_path, "s0@r0", by["s0@r0"].cache_key).directory)
     assert sorted(p.name for p in d0.glob("failure-receipt*")) == [
         "failure-receipt.attempt-1.json",
         "failure-receipt.attempt-2.json",
     ]
-    d1 = cell_directory(tmp_path, "s1@r0")
-    assert sorted(p.name for p in d1.glob("failure-receipt*")) == [
+    d1 = CellPaths.of(tmp_path, "s1@r0", by["s1@r0"].cache_key)
+    assert [Path(p).name for p in d1.receipt_files()] == [
         "failure-receipt.attempt-1.json",
         "failure-receipt.attempt-2.json",
         "failure-receipt.json",
@@ -237,21 +228,34 @@ def test_retry_redispatches_the_same_slot_and_charges_every_attempt(tmp_path: Pa
     assert by["s0@r0"].call_ids == ("s0@r0:3",)
 
 
-def test_transient_predicate_rejects_judge_stage_and_bugs() -> None:
-    pred = transient_dispatch_failure()
-
-    def f(stage: str, exc: BaseException) -> bool:
-        return pred(CellFailure(cell_id="x@r0", attempt=1, stage=stage, error=exc))  # type: ignore[arg-type]
-
-    assert f("dispatch", ModelHTTPError("x", model="m", status_code=503))
-    assert f("dispatch", ModelHTTPError("x", model="m", status_code=429))
-    assert not f("dispatch", ModelHTTPError("x", model="m", status_code=401))
-    assert not f("judge", ModelHTTPError("x", model="m", status_code=503))
-    assert f("dispatch", ConnectionResetError())
-    assert not f("dispatch", ValueError("bug"))
+def test_only_transient_dispatch_failures_are_retried(tmp_path: Path) -> None:
     wrapped = RuntimeError("agent step failed")
     wrapped.__cause__ = ConnectionAbortedError()
-    assert f("dispatch", wrapped)
+    dispatch = Counting(
+        fail={
+            "s0@r0": [ModelHTTPError("x", model="m", status_code=429)],
+            "s1@r0": [ModelHTTPError("x", model="m", status_code=401)],
+            "s2@r0": [wrapped],
+            "s3@r0": [ValueError("bug")],
+        }
+    )
+
+    def score(cell: FinishedCell) -> float:
+        if cell.context.cell_id == "s4@r0":
+            raise ModelHTTPError("x", model="m", status_code=503)  # a scorer's outage is not retried
+        return 1.0
+
+    result = run_campaign_sync(
+        SCENARIOS[:5], dispatch, [score], run_dir=tmp_path, commit="c", cell_retry=cell_retry(2)
+    )
+    attempts = {c.cell_id: (c.status, c.attempts) for c in result.cells}
+    assert attempts == {
+        "s0@r0": ("ok", 2),
+        "s1@r0": ("failed", 1),
+        "s2@r0": ("ok", 2),
+        "s3@r0": ("failed", 1),
+        "s4@r0": ("failed", 1),
+    }
 
 
 def test_cost_ledger_lines_match_the_cells(tmp_path: Path) -> None:
@@ -262,16 +266,16 @@ def test_cost_ledger_lines_match_the_cells(tmp_path: Path) -> None:
     assert sum(e.cost_usd or 0.0 for e in entries) == pytest.approx(result.cost_usd)  # type: ignore[attr-defined]
     assert {e.session for e in entries} == {result.session}  # type: ignore[attr-defined]
     lines = (tmp_path / "cost-ledger.jsonl").read_bytes().splitlines()
-    assert all(orjson.loads(line)["version"] == 1 for line in lines)
+    assert all(orjson.loads(line)["version"] == 2 for line in lines)
 
 
-def test_llm_style_judge_charges_are_added_to_the_cell(tmp_path: Path) -> None:
+def test_llm_style_scorer_charges_are_added_to_the_cell(tmp_path: Path) -> None:
     async def paid(cell: FinishedCell) -> float:
         cell.charge(0.5, "judge-call-1")
         return 1.0
 
     result = run_campaign_sync(
-        SCENARIOS[:1], Counting(), [JudgeConfig(name="paid", fn=paid)], run_dir=tmp_path, commit="c"
+        SCENARIOS[:1], Counting(), [ScorerConfig(name="paid", fn=paid)], run_dir=tmp_path, commit="c"
     )
     cell = result.cells[0]
     assert cell.cost_usd == pytest.approx(0.75)
@@ -300,7 +304,7 @@ def test_misuse_is_refused(tmp_path: Path) -> None:
 def test_run_eval_scores_each_scenario_once(tmp_path: Path) -> None:
     result = run_eval_sync(SCENARIOS, Counting(), [correct], run_dir=tmp_path, commit="c")
     assert [c.cell_id for c in result.cells] == [f"s{i}@r0" for i in range(6)]
-    assert result.aggregates.by_judge["correct"].n == 6
+    assert result.aggregates.by_scorer["correct"].n == 6
 
 
 def test_async_api_in_a_running_loop(tmp_path: Path) -> None:
@@ -341,3 +345,66 @@ def test_result_index_and_cell_files_each_suffice_for_the_cache(tmp_path: Path) 
     (tmp_path / "cache-index" / index_files[0].name).write_bytes(b'{"cell_id": "s0@r0", "cache_')
     third = run(tmp_path, rebuilt)
     assert rebuilt.calls == {} and third.cells == first.cells  # type: ignore[attr-defined]
+
+
+def test_files_of_version_1_are_read_with_the_judge_stage_renamed(tmp_path: Path) -> None:
+    # Helix 0.1.0 wrote format version 1, whose scoring stage was called "judge".
+    def flaky(cell: FinishedCell) -> float:
+        raise KeyError("scorer bug")
+
+    first = run_campaign_sync(SCENARIOS[:1], Counting(), [flaky], run_dir=tmp_path, commit="c")
+    cell = first.cells[0]
+    paths = CellPaths.of(tmp_path, cell.cell_id, cell.cache_key)
+    for path in (paths.failed, paths.receipt):
+        data = orjson.loads(Path(path).read_bytes())
+        data.update(version=1, stage="judge")
+        if "cell" in data:
+            data["cell"].update(version=1, stage="judge")
+        Path(path).write_bytes(orjson.dumps(data))
+    ledger = tmp_path / "cost-ledger.jsonl"
+    line = orjson.loads(ledger.read_bytes().splitlines()[0])
+    line.update(version=1, stage="judge")
+    ledger.write_bytes(orjson.dumps(line) + b"\n")
+
+    held = run_campaign_sync(
+        SCENARIOS[:1], Counting(), [flaky], run_dir=tmp_path, commit="c", retry_failed=False
+    )
+    assert held.blocked == 1 and held.cells[0].stage == "score" and held.cells[0].version == 2
+    entries, skipped = read_ledger(tmp_path)
+    assert skipped == 0 and entries[0].stage == "score"
+    # a version this Helix does not know is not guessed at: the cell is not served from it
+    data = orjson.loads(Path(paths.failed).read_bytes())
+    Path(paths.failed).write_bytes(orjson.dumps({**data, "version": 99}))
+    with pytest.raises(Exception, match="format version 99"):
+        CellResult.model_validate_json(Path(paths.failed).read_bytes())
+
+
+def test_the_cell_file_is_the_source_of_truth_and_the_index_never_overrides_it(tmp_path: Path) -> None:
+    first: CampaignResult = run(tmp_path, Counting())  # type: ignore[assignment]
+    by = {c.cell_id: c for c in first.cells}
+
+    def result_file(cell_id: str) -> Path:
+        return Path(CellPaths.of(tmp_path, cell_id, by[cell_id].cache_key).result)
+
+    result_file("s0@r0").unlink()  # deleted
+    result_file("s1@r1").write_bytes(result_file("s1@r1").read_bytes()[:40])  # truncated
+    edited = orjson.loads(result_file("s2@r2").read_bytes())
+    edited.update(scores={"correct": 0.0}, composite=0.0)  # edited by hand
+    result_file("s2@r2").write_bytes(orjson.dumps(edited))
+
+    again = Counting()
+    second: CampaignResult = run(tmp_path, again)  # type: ignore[assignment]
+    assert again.calls == {"s0@r0": 1, "s1@r1": 1}, "a missing or corrupt cell file runs that cell again"
+    cells = {c.cell_id: c for c in second.cells}
+    assert cells["s2@r2"].scores == {"correct": 0.0}, "the edited file is what counts, not the index"
+    problems = "\n".join(second.cache_problems)
+    assert len(second.cache_problems) == 3, problems
+    assert "s0@r0: its result file is gone" in problems
+    assert "s1@r1: its result file is unreadable" in problems
+    assert "s2@r2: its result file changed after the cache index recorded it" in problems
+
+    # the index was brought up to date: the next rerun finds nothing wrong and runs nothing
+    third_dispatch = Counting()
+    third: CampaignResult = run(tmp_path, third_dispatch)  # type: ignore[assignment]
+    assert third_dispatch.calls == {} and third.cache_problems == []
+    assert {c.cell_id: c.scores for c in third.cells} == {c.cell_id: c.scores for c in second.cells}

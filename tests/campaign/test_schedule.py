@@ -10,15 +10,16 @@ from hypothesis import strategies as st
 
 from helix import UsageError
 from helix.campaign import (
+    CellPaths,
     DispatchResult,
     Scenario,
     build_cell_schedule,
-    campaign_identity,
-    cell_cache_path,
-    cell_directory,
     plan_campaign_run,
     run_campaign_sync,
 )
+
+V1_IDENTITY = "c6da2416c105eb3b6c282ee4304c75da"
+"""campaign_identity(commit="c1", config={"model": "x"}, judges=["j"]) of Helix 0.1.0 (commit 25c3711)."""
 
 ids = st.lists(st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True), min_size=1, max_size=6, unique=True)
 
@@ -84,22 +85,38 @@ def test_scenario_ids_must_be_safe_directory_names() -> None:
         Scenario(id="../escape")
 
 
-def test_identity_needs_a_commit_and_keys_on_everything() -> None:
+def test_identity_needs_a_commit_and_keys_on_everything(tmp_path: Path) -> None:
+    def identity(**kw: object) -> str:
+        return plan_campaign_run(tmp_path, [Scenario(id="a")], seed=0, reps=1, **kw).identity  # type: ignore[arg-type]
+
     with pytest.raises(UsageError, match="commit must be a non-empty string"):
-        campaign_identity(commit="")
-    base = campaign_identity(commit="c1", config={"model": "x"})
-    assert base == campaign_identity(commit="c1", config={"model": "x"})
-    assert base != campaign_identity(commit="c2", config={"model": "x"})
-    assert base != campaign_identity(commit="c1", config={"model": "y"})
-    assert base != campaign_identity(commit="c1", config={"model": "x"}, dispatch_ref="v2")
-    assert base != campaign_identity(commit="c1", config={"model": "x"}, judges=["j"])
+        identity(commit="")
+    base = identity(commit="c1", config={"model": "x"})
+    assert base == identity(commit="c1", config={"model": "x"})
+    assert base != identity(commit="c2", config={"model": "x"})
+    assert base != identity(commit="c1", config={"model": "y"})
+    assert base != identity(commit="c1", config={"model": "x"}, dispatch_ref="v2")
+    assert base != identity(commit="c1", config={"model": "x"}, scorers=["j"])
+
+
+def test_identity_of_version_1_is_kept_so_old_caches_stay_valid(tmp_path: Path) -> None:
+    # The identity hash of a campaign (commit "c1", config {"model": "x"}, scorer "j") as version 1
+    # of Helix computed it, before judges were renamed scorers: a rerun still finds those cells.
+    plan = plan_campaign_run(
+        tmp_path, [Scenario(id="a")], seed=0, reps=1, commit="c1", config={"model": "x"}, scorers=["j"]
+    )
+    assert plan.identity == V1_IDENTITY
 
 
 def test_cell_paths() -> None:
-    assert cell_directory("/r", "a@r0") == Path("/r/cells/a@r0")
-    assert cell_cache_path("/r", "a@r0", "k1") == Path("/r/cells/a@r0/k1.result.json")
+    paths = CellPaths.of("/r", "a@r0", "k1")
+    assert Path(paths.directory) == Path("/r/cells/a@r0")
+    assert Path(paths.result) == Path("/r/cells/a@r0/k1.result.json")
+    assert Path(paths.failed) == Path("/r/cells/a@r0/k1.failed.json")
+    assert Path(paths.receipt) == Path("/r/cells/a@r0/failure-receipt.json")
+    assert Path(paths.attempt_receipt(2)) == Path("/r/cells/a@r0/failure-receipt.attempt-2.json")
     with pytest.raises(UsageError, match="cannot name a directory"):
-        cell_directory("/r", "../x")
+        CellPaths.of("/r", "../x", "k1")
 
 
 def test_plan_classifies_cached_to_run_and_blocked(tmp_path: Path) -> None:
@@ -121,6 +138,6 @@ def test_plan_classifies_cached_to_run_and_blocked(tmp_path: Path) -> None:
     assert held.to_run == ()
     for slot, key in zip(plan.slots, plan.keys, strict=True):
         if slot.scenario_id == "ok":
-            assert cell_cache_path(tmp_path, slot.cell_id, key).is_file()
+            assert Path(CellPaths.of(tmp_path, slot.cell_id, key).result).is_file()
     other = plan_campaign_run(tmp_path, scenarios, seed=3, reps=2, commit="c2")
     assert len(other.to_run) == 4  # a new commit is a new cache identity

@@ -50,3 +50,20 @@ def test_demo_refuses_to_delete_a_directory_that_is_not_a_run(tmp_path: Path) ->
     assert result.exit_code == 2
     assert "not a Helix run directory" in result.output
     assert (tmp_path / "run" / "precious.txt").exists()
+
+
+def test_piped_output_keeps_every_criterion_id_whole(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--out", str(tmp_path)])  # CliRunner output is not a TTY
+    assert result.exit_code == 0, result.output
+    card = Scorecard.model_validate_json((tmp_path / "run" / "scorecard.json").read_bytes())
+    lines = result.output.splitlines()
+    for criterion in card.criteria:
+        assert any(criterion.criterion_id in line for line in lines), criterion.criterion_id
+
+
+def test_demo_into_a_file_is_refused_without_a_traceback(tmp_path: Path) -> None:
+    target = tmp_path / "one.json"
+    target.write_text("{}")
+    result = runner.invoke(app, ["demo", "--out", str(target)])
+    assert result.exit_code == 2 and "is a file" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

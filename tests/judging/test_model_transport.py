@@ -13,6 +13,7 @@ import pytest
 
 from helix import UsageError
 from helix.judging import (
+    LAYOUT_REVISION,
     CriteriaMatrix,
     Criterion,
     ModelJudgeProgress,
@@ -23,8 +24,8 @@ from helix.judging import (
     parse_verdict_file,
     prep_run,
 )
-from helix.models import Model, ModelSpec, open_model, parse_model_spec, read_receipts
-from helix.models.testing import RecordedRequest, ScriptedLLMServer, ScriptedReply
+from helix.models import Model, ModelSpec, open_model, parse_model_spec, read_receipt_log, read_receipts
+from helix.models.testing import RateLimit, RecordedRequest, ScriptedLLMServer, ScriptedReply
 from helix.traces import Message, Trace
 
 OPENAI = "openai/gpt-4o-2024-08-06"
@@ -254,3 +255,83 @@ def test_sync_wrapper_with_a_spec(tmp_path: Path) -> None:
         assert srv.request_count == 2
     assert (summary.judged, summary.unscored) == (2, 0)
     assert "2 judged" in summary.describe()
+
+
+def test_every_request_is_recorded_before_it_is_sent_and_settled_by_its_receipt(tmp_path: Path) -> None:
+    run_dir = prep(tmp_path, n=3)
+
+    async def go() -> int:
+        script = [ScriptedReply(status=503, retry_after=0), "not json at all"]
+        async with ScriptedLLMServer(verdict_answer, script=script) as srv:
+            await _judge(srv, run_dir, concurrency=1)
+            return srv.request_count
+
+    requests = asyncio.run(go())
+    log = read_receipt_log(run_dir)
+    assert requests == 5  # a 503 retried, an answer re-asked, two more units
+    assert len(log.attempts) == requests and log.unsettled == [] and log.torn == 0
+    assert sum(r.attempts for r in log.receipts) == requests
+    assert all(r.prompt_layout == LAYOUT_REVISION for r in log.receipts)
+
+
+def test_why_units_ended_unscored_is_summarized_and_they_can_be_retried(tmp_path: Path) -> None:
+    run_dir = prep(tmp_path, n=3)
+
+    async def go() -> tuple[ModelJudgeSummary, ModelJudgeSummary, ModelJudgeSummary]:
+        async with ScriptedLLMServer(lambda req: ScriptedReply(status=401, text="invalid api key")) as srv:
+            down = await _judge(srv, run_dir)
+        async with ScriptedLLMServer(verdict_answer) as srv:
+            kept = await _judge(srv, run_dir)
+            again = await _judge(srv, run_dir, rejudge_unscored=True)
+        return down, kept, again
+
+    down, kept, again = asyncio.run(go())
+    assert (down.unscored, down.unscored_reasons) == (3, {"refused": 3})
+    text = down.describe()
+    assert "3 refused: e.g." in text and "invalid api key" in text and "--rejudge-unscored" in text
+    assert (kept.pending, kept.still_unscored, kept.unscored_total) == (0, 3, 3)
+    assert (again.judged, again.unscored_total) == (3, 0)
+
+
+def test_receipts_record_cached_prompt_tokens_and_anthropic_marks_the_shared_prefix(tmp_path: Path) -> None:
+    run_dir = prep(tmp_path, n=3, spec=parse_model_spec(ANTHROPIC))
+
+    async def go() -> list[RecordedRequest]:
+        async with ScriptedLLMServer(verdict_answer, prompt_cache=True) as srv:
+            await _judge(srv, run_dir, ANTHROPIC, concurrency=1)
+            return srv.requests
+
+    requests = asyncio.run(go())
+    prefixes = set()
+    for req in requests:
+        first, *rest = req.body["messages"][0]["content"]
+        assert first["cache_control"] == {"type": "ephemeral"} and "## Criteria" in first["text"]
+        assert "## The trajectory to judge" in rest[0]["text"]
+        prefixes.add(first["text"])
+    assert len(prefixes) == 1  # byte-identical across units
+    receipts = read_receipt_log(run_dir).receipts
+    assert [r.cache_write_tokens > 0 for r in receipts] == [True, False, False]
+    assert [r.cached_input_tokens > 0 for r in receipts] == [False, True, True]
+    assert all(r.input_tokens > r.cached_input_tokens + r.cache_write_tokens for r in receipts)
+
+
+def test_a_high_ceiling_backs_off_to_a_rate_limited_provider_and_every_unit_ends_judged(
+    tmp_path: Path,
+) -> None:
+    run_dir = prep(tmp_path, n=40)
+
+    async def go() -> tuple[ModelJudgeSummary, int, int]:
+        async with ScriptedLLMServer(verdict_answer, latency_s=0.05, rate_limit=RateLimit(rate=20)) as srv:
+            model = open_model(srv.spec(OPENAI), max_retries=20)
+            try:
+                summary = await judge_packets_with_model(run_dir, model, concurrency=512)
+            finally:
+                await model.aclose()
+            return summary, srv.request_count, srv.statuses[429]
+
+    summary, requests, limited = asyncio.run(go())
+    assert (summary.judged, summary.unscored) == (40, 0)
+    assert limited > 0 and requests == 40 + limited  # each 429 retried, none lost
+    assert summary.limiter is not None and summary.limiter.decreases >= 1
+    assert summary.limiter.window < 64  # far below the ceiling of 512
+    assert len(read_receipt_log(run_dir).attempts) == requests

@@ -134,29 +134,77 @@ def test_bad_request_fails_at_once(no_sleep: RecordingSleep) -> None:
     assert no_sleep.waits == []
 
 
-def test_200_with_a_body_that_is_not_the_api_gives_model_error(no_sleep: RecordingSleep) -> None:
+def test_200_whose_body_is_not_json_is_transient_and_retried(no_sleep: RecordingSleep) -> None:
+    proxy_page = ScriptedReply(raw_body=b"<html>502 Bad Gateway</html>")
+
+    async def go() -> tuple[Any, int]:
+        async with ScriptedLLMServer(script=[proxy_page, "ok"]) as srv:
+            return await _complete(srv, OPENAI, no_sleep), srv.request_count
+
+    completion, count = run(go)
+    assert (completion.text, completion.attempts, count) == ("ok", 2, 2)
+    assert len(no_sleep.waits) == 1
+
+
+def test_200_that_never_holds_the_api_gives_up_as_bad_response(no_sleep: RecordingSleep) -> None:
     async def go() -> None:
-        async with ScriptedLLMServer(script=[ScriptedReply(raw_body=b"<html>hello</html>")]) as srv:
+        async with ScriptedLLMServer(lambda req: ScriptedReply(raw_body=b"<html>hello</html>")) as srv:
             with pytest.raises(ModelError, match="not a /chat/completions response") as info:
-                await _complete(srv, OPENAI, no_sleep)
-            assert "<html>hello" in str(info.value)
-            assert info.value.attempts == 1
+                await _complete(srv, OPENAI, no_sleep, max_retries=2)
+            assert not isinstance(info.value, ModelHTTPError)
+            assert "<html>hello" in str(info.value) and "base_url" in str(info.value)
+            assert (info.value.kind, info.value.attempts, srv.request_count) == ("bad_response", 3, 3)
 
     run(go)
 
 
-def test_unreachable_server_gives_model_error(no_sleep: RecordingSleep) -> None:
+def test_unreachable_server_is_connection_refused_not_a_timeout(no_sleep: RecordingSleep) -> None:
     async def go() -> None:
         async with ScriptedLLMServer() as srv:
             spec = srv.spec(OPENAI)
         model = open_model(spec, sleep=no_sleep, rng=random.Random(0), max_retries=1)
         try:
-            with pytest.raises(ModelError, match="connection|timed out") as info:
+            with pytest.raises(ModelError, match="connection refused") as info:
                 await model.complete(MESSAGES)
             assert not isinstance(info.value, ModelHTTPError)
+            assert info.value.kind == "connection_refused"
+            assert "timed out" not in str(info.value) and "nothing is listening" in str(info.value)
             assert info.value.attempts == 2
         finally:
             await model.aclose()
+
+    run(go)
+
+
+def test_a_server_that_never_answers_is_a_timeout(no_sleep: RecordingSleep) -> None:
+    async def go() -> None:
+        async with ScriptedLLMServer(lambda req: ScriptedReply(delay_s=5.0, text="late")) as srv:
+            with pytest.raises(ModelError, match="timed out") as info:
+                await _complete(srv, OPENAI, no_sleep, timeout_s=0.05, max_retries=1)
+            assert (info.value.kind, info.value.attempts) == ("timeout", 2)
+
+    run(go)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"), [(429, "rate_limited"), (529, "overloaded"), (500, "server_error")]
+)
+def test_http_failures_name_their_kind(no_sleep: RecordingSleep, status: int, kind: str) -> None:
+    async def go() -> None:
+        async with ScriptedLLMServer(lambda req: ScriptedReply(status=status, text="busy")) as srv:
+            with pytest.raises(ModelHTTPError, match="busy") as info:
+                await _complete(srv, ANTHROPIC, no_sleep, max_retries=1)
+            assert (info.value.kind, info.value.status_code) == (kind, status)
+
+    run(go)
+
+
+def test_refused_request_is_kind_refused(no_sleep: RecordingSleep) -> None:
+    async def go() -> None:
+        async with ScriptedLLMServer(script=[ScriptedReply(status=401, text="bad key")]) as srv:
+            with pytest.raises(ModelHTTPError, match="bad key") as info:
+                await _complete(srv, OPENAI, no_sleep)
+            assert (info.value.kind, info.value.attempts) == ("refused", 1)
 
     run(go)
 
@@ -227,3 +275,24 @@ def test_invalid_open_arguments() -> None:
         open_model(spec, max_retries=-1)
     with pytest.raises(UsageError, match="timeout_s"):
         open_model(spec, timeout_s=0)
+
+
+def test_openai_cached_prompt_tokens_are_read_into_usage_and_priced(no_sleep: RecordingSleep) -> None:
+    long_system: list[ChatMessage] = [
+        {"role": "system", "content": "You are a careful judge. " * 400},
+        {"role": "user", "content": "Is 2+2 four?"},
+    ]
+
+    async def go() -> list[Any]:
+        async with ScriptedLLMServer(lambda req: "yes", prompt_cache=True) as srv:
+            model = open_model(srv.spec(OPENAI), sleep=no_sleep, rng=random.Random(0))
+            try:
+                return [await model.complete(long_system) for _ in range(2)]
+            finally:
+                await model.aclose()
+
+    first, second = run(go)
+    assert first.usage.cached_input_tokens == 0
+    assert second.usage.cached_input_tokens >= 1024 and second.usage.cached_input_tokens % 128 == 0
+    assert second.usage.input_tokens == first.usage.input_tokens
+    assert second.cost_usd is not None and first.cost_usd is not None and second.cost_usd < first.cost_usd

@@ -25,9 +25,7 @@ def parse_yaml_nodes(text: str, source: Path) -> tuple[yaml.Node | None, Any]:
             _reject_duplicate_keys(root, source)
         data = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        line, problem = _syntax_error(exc, text)
         raise InputFileError(
             f"invalid YAML: {problem}; fix the syntax there", path=source, line=line
         ) from exc
@@ -36,6 +34,31 @@ def parse_yaml_nodes(text: str, source: Path) -> tuple[yaml.Node | None, Any]:
     finally:
         loader.dispose()
     return root, data
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, text: str) -> tuple[int | None, str]:
+    """The line to point at and a readable message for a PyYAML syntax error.
+
+    PyYAML marks where it noticed the problem (``problem_mark``) and where the construct it was
+    reading began (``context_mark``). A problem noticed only at the end of the text (an unclosed
+    quote or bracket) is pointed at where the construct began, not past the last line; otherwise
+    at the problem, naming the line the construct began on when that is another one.
+    """
+    problem_mark, context_mark = exc.problem_mark, exc.context_mark
+    problem = exc.problem or "not valid YAML"
+    if problem_mark is None:
+        return (context_mark.line + 1 if context_mark is not None else None), problem
+    at_end = problem_mark.index >= len(text.rstrip())
+    if context_mark is not None and (at_end or context_mark.line != problem_mark.line):
+        context = (exc.context or "construct").removeprefix("while ")
+        context = context.removeprefix("parsing ").removeprefix("scanning ").removeprefix("a ")
+        if at_end:
+            return context_mark.line + 1, f"{problem} (the {context} that starts here is never closed)"
+        return (
+            problem_mark.line + 1,
+            f"{problem} (in the {context} that starts on line {context_mark.line + 1})",
+        )
+    return problem_mark.line + 1, problem
 
 
 def _reject_duplicate_keys(node: yaml.Node, source: Path) -> None:
@@ -57,28 +80,38 @@ def _reject_duplicate_keys(node: yaml.Node, source: Path) -> None:
             _reject_duplicate_keys(item, source)
 
 
-def node_at(root: yaml.Node | None, loc: Loc) -> yaml.Node | None:
-    """The deepest node along ``loc`` (the parent mapping when the last key is missing)."""
-    node = root
+def _walk(root: yaml.Node | None, loc: Loc) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """(the deepest node along ``loc``, the key node naming it when it is a mapping value)."""
+    node, key_node = root, None
     for part in loc:
         if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            child = next(
-                (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None
+            pair = next(
+                ((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None
             )
-            if child is None:
-                return node
-            node = child
+            if pair is None:
+                return node, key_node
+            key_node, node = pair
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            node = node.value[part]
+            node, key_node = node.value[part], None
         else:
-            return node
-    return node
+            return node, key_node
+    return node, key_node
+
+
+def node_at(root: yaml.Node | None, loc: Loc) -> yaml.Node | None:
+    """The deepest node along ``loc`` (the parent mapping when the last key is missing)."""
+    return _walk(root, loc)[0]
 
 
 def node_line(root: yaml.Node | None, loc: Loc) -> int | None:
-    """The 1-based line of the node at ``loc`` (a pydantic error location)."""
-    node = node_at(root, loc)
-    return node.start_mark.line + 1 if node is not None else None
+    """The 1-based line of the field at ``loc`` (a pydantic error location).
+
+    A mapping value is pointed at by its key's line: a block value (a nested mapping or list)
+    starts on the line below the key that names it.
+    """
+    node, key_node = _walk(root, loc)
+    anchor = key_node if key_node is not None else node
+    return anchor.start_mark.line + 1 if anchor is not None else None
 
 
 def field_path(loc: Sequence[str | int]) -> str:

@@ -1,239 +1,86 @@
-"""Campaigns: run agents over scenarios × seeds × repetitions with a durable cell cache, failure
-receipts, bounded retry, a cost ledger and honest aggregates; plus attestation and produced-state
-grading."""
+"""Campaigns: run an agent over scenarios × seeds × repetitions with a durable cell cache, failure
+receipts, bounded retry, a cost ledger and honest aggregates; cell scorers (produced-state grading
+among them); attestation.
 
-from .._exceptions import AdmissionRejectedError, CampaignAbortedError
-from ._aggregate import (
-    AggregateStat,
-    CampaignAggregates,
-    aggregate_cells,
+```python
+from helix.campaign import CellContext, DispatchResult, Scenario, run_campaign_sync
+
+async def dispatch(ctx: CellContext) -> DispatchResult:
+    return DispatchResult(output=f"echo {ctx.scenario.input}", cost_usd=0.0, served_model="echo")
+
+result = run_campaign_sync(
+    [Scenario(id="hello", input="hi")],
+    dispatch,
+    {"says_echo": lambda cell: cell.output.startswith("echo")},
+    run_dir="runs/echo",
+    commit="v1",
+    reps=3,
 )
-from ._attest import (
-    ATTESTATION_ALGORITHM,
-    AttestationCheck,
-    AttestationStatus,
-    AttestedReport,
-    Provenance,
-    ReportEncoding,
-    attest,
-    report_digest,
-    verify_attestation,
-)
-from ._campaign_report import (
-    CAMPAIGN_MANIFEST_FILE,
-    CampaignManifest,
-    CampaignRun,
-    ManifestCell,
-    campaign_manifest,
-    campaign_summary,
-    load_campaign_run,
-    render_campaign_report,
-    write_campaign_report,
-)
-from ._config import (
-    CAMPAIGN_CONFIG_VERSION,
-    CampaignConfig,
-    DispatchSource,
-    JudgeEntry,
-    ResolvedCampaign,
-    RetrySettings,
-    ScenarioSource,
-    example_config_path,
-    load_campaign_config,
-    plan_configured_campaign,
-    resolve_campaign,
-    run_configured_campaign,
-)
-from ._eval_campaign import (
-    CallEmitter,
-    CaptureRecord,
-    EvalCampaignContext,
-    EvalCampaignResult,
-    EvalRunner,
-    IntegrityCheck,
-    ProducedSink,
-    TraceRecorder,
-    run_eval_campaign,
-)
-from ._failures import (
-    FAILURE_RECEIPT_FILE,
-    TRANSIENT_STATUS_CODES,
-    CellFailure,
-    CellRetry,
-    FailureReceipt,
-    attempt_receipt_name,
-    cell_retry,
-    transient_dispatch_failure,
-)
-from ._judges import (
-    Judge,
-    JudgeConfig,
-    JudgeFn,
-    code_check_judge,
-    llm_matrix_judge,
-)
-from ._ledger import (
-    LEDGER_FILE,
-    CostLedger,
-    LedgerEntry,
-    read_ledger,
-)
-from ._matrix import (
-    AgentMatrixCell,
-    run_agent_matrix,
-    run_agent_matrix_sync,
-)
-from ._model import (
-    CELL_FORMAT_VERSION,
-    CellContext,
-    CellError,
-    CellResult,
-    CellStatus,
-    Dispatch,
-    DispatchResult,
-    FailureStage,
-    FinishedCell,
-    Scenario,
-)
+result.aggregates.by_scorer["says_echo"].mean   # 1.0
+```
+"""
+
+from ._attest import AttestedReport, Provenance, attest, verify_attestation
+from ._campaign_report import load_campaign_run, write_campaign_report
+from ._cell_run import CampaignProgress
+from ._config import load_campaign_config, resolve_campaign
+from ._eval_campaign import EvalCampaignContext, run_eval_campaign
+from ._failures import cell_retry
+from ._ledger import read_ledger
+from ._matrix import run_agent_matrix, run_agent_matrix_sync
+from ._model import CellContext, CellResult, Dispatch, DispatchResult, FinishedCell, Scenario
+from ._paths import CellPaths
 from ._produced import (
-    PRODUCED_KIND_ATTRIBUTE,
-    CompletionResult,
-    CorrectnessChecker,
     Deliverable,
-    DeliverableOutcome,
-    DeliverableStatus,
     ProducedEvent,
-    ProducedKind,
-    ProducedState,
     RequiredDeliverable,
     TaskGold,
     extract_produced_state,
-    produced_events_from_trace,
-    produced_state_judge,
-    task_gold_from_json,
+    produced_state_scorer,
     verify_completion,
 )
-from ._run import (
-    CampaignProgress,
-    CampaignResult,
-    ProgressCallback,
-    run_campaign,
-    run_campaign_sync,
-    run_eval,
-    run_eval_sync,
-)
-from ._schedule import (
-    CampaignPlan,
-    CellScheduleSlot,
-    build_cell_schedule,
-    campaign_identity,
-    cell_cache_path,
-    cell_directory,
-    plan_campaign_run,
-)
+from ._run import CampaignResult, run_campaign, run_campaign_sync, run_eval, run_eval_sync
+from ._schedule import build_cell_schedule, plan_campaign_run
+from ._scorers import Scorer, ScorerConfig, code_check_scorer, llm_matrix_scorer
 
 __all__ = [
-    "ATTESTATION_ALGORITHM",
-    "AdmissionRejectedError",
-    "AgentMatrixCell",
-    "AggregateStat",
-    "AttestationCheck",
-    "AttestationStatus",
     "AttestedReport",
-    "CAMPAIGN_CONFIG_VERSION",
-    "CAMPAIGN_MANIFEST_FILE",
-    "CELL_FORMAT_VERSION",
-    "CallEmitter",
-    "CampaignAbortedError",
-    "CampaignAggregates",
-    "CampaignConfig",
-    "CampaignManifest",
-    "CampaignPlan",
     "CampaignProgress",
     "CampaignResult",
-    "CampaignRun",
-    "CaptureRecord",
     "CellContext",
-    "CellError",
-    "CellFailure",
+    "CellPaths",
     "CellResult",
-    "CellRetry",
-    "CellScheduleSlot",
-    "CellStatus",
-    "CompletionResult",
-    "CorrectnessChecker",
-    "CostLedger",
     "Deliverable",
-    "DeliverableOutcome",
-    "DeliverableStatus",
     "Dispatch",
     "DispatchResult",
-    "DispatchSource",
     "EvalCampaignContext",
-    "EvalCampaignResult",
-    "EvalRunner",
-    "FAILURE_RECEIPT_FILE",
-    "FailureReceipt",
-    "FailureStage",
     "FinishedCell",
-    "IntegrityCheck",
-    "Judge",
-    "JudgeConfig",
-    "JudgeEntry",
-    "JudgeFn",
-    "LEDGER_FILE",
-    "LedgerEntry",
-    "ManifestCell",
-    "PRODUCED_KIND_ATTRIBUTE",
     "ProducedEvent",
-    "ProducedKind",
-    "ProducedSink",
-    "ProducedState",
-    "ProgressCallback",
     "Provenance",
-    "ReportEncoding",
     "RequiredDeliverable",
-    "ResolvedCampaign",
-    "RetrySettings",
     "Scenario",
-    "ScenarioSource",
-    "TRANSIENT_STATUS_CODES",
+    "Scorer",
+    "ScorerConfig",
     "TaskGold",
-    "TraceRecorder",
-    "aggregate_cells",
-    "attempt_receipt_name",
     "attest",
     "build_cell_schedule",
-    "campaign_identity",
-    "campaign_manifest",
-    "campaign_summary",
-    "cell_cache_path",
-    "cell_directory",
     "cell_retry",
-    "code_check_judge",
-    "example_config_path",
+    "code_check_scorer",
     "extract_produced_state",
-    "llm_matrix_judge",
+    "llm_matrix_scorer",
     "load_campaign_config",
     "load_campaign_run",
     "plan_campaign_run",
-    "plan_configured_campaign",
-    "produced_events_from_trace",
-    "produced_state_judge",
+    "produced_state_scorer",
     "read_ledger",
-    "render_campaign_report",
-    "report_digest",
     "resolve_campaign",
     "run_agent_matrix",
     "run_agent_matrix_sync",
     "run_campaign",
     "run_campaign_sync",
-    "run_configured_campaign",
     "run_eval",
     "run_eval_campaign",
     "run_eval_sync",
-    "task_gold_from_json",
-    "transient_dispatch_failure",
     "verify_attestation",
     "verify_completion",
     "write_campaign_report",

@@ -1,7 +1,7 @@
-"""Campaign aggregates: per judge and per scenario, the mean, a seeded bootstrap ci95, n and the spread.
+"""Campaign aggregates: per scorer and per scenario, the mean, a seeded bootstrap ci95, n and the spread.
 
-``by_judge`` has one entry per judge that produced at least one score; ``by_scenario`` one per
-scenario with at least one composite. A judge or scenario that measured nothing has no entry:
+``by_scorer`` has one entry per scorer that produced at least one score; ``by_scenario`` one per
+scenario with at least one composite. A scorer or scenario that measured nothing has no entry:
 absence is the honest record, a row of zeros would read as a measured all-zero series. The
 distribution is :func:`helix.stats.summarize_number_series` over exactly the scores the mean was
 taken over, with nearest-rank quantiles (every quantile is a measured score).
@@ -33,11 +33,11 @@ class AggregateStat(BaseModel):
 
 
 class CampaignAggregates(BaseModel):
-    """``by_judge`` (judge name → stat) and ``by_scenario`` (scenario id → stat over composites)."""
+    """``by_scorer`` (scorer name → stat) and ``by_scenario`` (scenario id → stat over composites)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    by_judge: dict[str, AggregateStat]
+    by_scorer: dict[str, AggregateStat]
     by_scenario: dict[str, AggregateStat]
 
 
@@ -66,23 +66,24 @@ def aggregate_cells(
     Keys appear in first-seen order of the cells. The bootstrap of each series is seeded from
     ``seed`` and the series' name, so the same cells always give the same intervals.
     """
-    judge_scores: dict[str, list[float]] = {}
+    scorer_scores: dict[str, list[float]] = {}
     scenario_scores: dict[str, list[float]] = {}
     for cell in cells:
         if cell.status != "ok":
             continue
         for name, value in cell.scores.items():
-            judge_scores.setdefault(name, []).append(value)
+            scorer_scores.setdefault(name, []).append(value)
         if cell.composite is not None and math.isfinite(cell.composite):
             scenario_scores.setdefault(cell.scenario_id, []).append(cell.composite)
-    by_judge: dict[str, AggregateStat] = {}
-    for name, values in judge_scores.items():
+    by_scorer: dict[str, AggregateStat] = {}
+    for name, values in scorer_scores.items():
+        # The salt "judge" predates the rename to scorers; kept so the same cells keep their intervals.
         stat = aggregate_series(values, seed=_series_seed(seed, "judge", name), n_resamples=n_resamples)
         if stat is not None:
-            by_judge[name] = stat
+            by_scorer[name] = stat
     by_scenario: dict[str, AggregateStat] = {}
     for sid, values in scenario_scores.items():
         stat = aggregate_series(values, seed=_series_seed(seed, "scenario", sid), n_resamples=n_resamples)
         if stat is not None:
             by_scenario[sid] = stat
-    return CampaignAggregates(by_judge=by_judge, by_scenario=by_scenario)
+    return CampaignAggregates(by_scorer=by_scorer, by_scenario=by_scenario)

@@ -5,7 +5,7 @@ identity and every cell's cache key) before dispatching, so a report can be made
 one stopped half-way: :func:`load_campaign_run` reads each cell's durable result (finished, failed
 or not run yet) and aggregates with the engine's own :func:`aggregate_cells`.
 
-The page shows per-judge and per-scenario distributions (mean, ci95 band, min, p50, p90, max as an
+The page shows per-scorer and per-scenario distributions (mean, ci95 band, min, p50, p90, max as an
 inline SVG strip on [0, 1] beside the numbers) and every failed cell with its failure receipts.
 Everything that comes from the run (ids, error messages, receipts) is escaped; the page has no
 script and a CSP that forbids loading anything.
@@ -13,24 +13,25 @@ script and a CSP that forbids loading anything.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .. import __version__
 from .._exceptions import InputFileError, UsageError
 from .._util import write_atomic
+from .._version import __version__
 from ._aggregate import AggregateStat, CampaignAggregates, aggregate_cells
 from ._failures import FailureReceipt
 from ._model import CellResult
+from ._paths import CAMPAIGN_MANIFEST_FILE, CellPaths
 from ._run import CampaignResult
-from ._schedule import CampaignPlan, cell_cache_path, cell_directory, cell_failed_path
+from ._schedule import CampaignPlan
 
 __all__ = [
-    "CAMPAIGN_MANIFEST_FILE",
     "CampaignManifest",
     "CampaignRun",
     "ManifestCell",
@@ -41,8 +42,10 @@ __all__ = [
     "write_campaign_report",
 ]
 
-CAMPAIGN_MANIFEST_FILE = "campaign.json"
 _RECEIPT_SHOWN_CHARS = 6000
+SUMMARY_VERSION = 2
+"""``summary.json`` version 2: aggregates ``by_scorer`` (version 1: ``by_judge``); seed, reps and the
+served models recorded."""
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
 
 
@@ -58,12 +61,20 @@ class ManifestCell(BaseModel):
     cache_key: str
 
 
+MANIFEST_VERSION: Literal[2] = 2
+"""Version 2: no paths (version 1 carried the config's ``run_dir``, not the directory used)."""
+
+
 class CampaignManifest(BaseModel):
-    """What a run directory was asked to run (``<run>/campaign.json``)."""
+    """What a run directory was asked to run (``<run>/campaign.json``).
+
+    It holds no path: it lives in the run directory it describes, so the same campaign run in two
+    directories writes the same bytes. Version 1 manifests are read as they are.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: int = 1
+    version: Literal[1, 2] = MANIFEST_VERSION
     name: str
     commit: str
     dispatch_ref: str | None = None
@@ -84,7 +95,10 @@ def campaign_manifest(
     dispatch_ref: str | None = None,
     config: dict[str, Any] | None = None,
 ) -> CampaignManifest:
-    """The manifest of a planned campaign (write it with ``write_atomic`` into the run directory)."""
+    """The manifest of a planned campaign (write it with ``write_atomic`` into the run directory).
+
+    A ``run_dir`` in ``config`` is left out: where the run lives is where the manifest is.
+    """
     return CampaignManifest(
         name=name,
         commit=commit,
@@ -92,7 +106,7 @@ def campaign_manifest(
         identity=plan.identity,
         seed=seed,
         reps=reps,
-        config=dict(config or {}),
+        config={k: v for k, v in (config or {}).items() if k != "run_dir"},
         cells=[
             ManifestCell(cell_id=s.cell_id, scenario_id=s.scenario.id, rep=s.rep, seed=s.seed, cache_key=k)
             for s, k in zip(plan.slots, plan.keys, strict=True)
@@ -100,16 +114,22 @@ def campaign_manifest(
     )
 
 
-def campaign_summary(result: CampaignResult, *, name: str, commit: str) -> dict[str, Any]:
+def campaign_summary(
+    result: CampaignResult, *, name: str, commit: str, seed: int, reps: int
+) -> dict[str, Any]:
     """The counts and aggregates of a finished ``run_campaign`` (no cell bodies): ``summary.json``.
 
     Small and deterministic for the same cells (the session id is left out), so it is the natural
-    thing to pass to ``helix attest``.
+    thing to pass to ``helix attest``, which takes the provenance it records (commit, seed, the
+    served models) from it.
     """
     return {
-        "version": 1,
+        "version": SUMMARY_VERSION,
         "name": name,
         "commit": commit,
+        "seed": seed,
+        "reps": reps,
+        "served_models": sorted({c.served_model for c in result.cells if c.served_model is not None}),
         "identity": result.identity,
         "total": result.total,
         "finished": result.total - result.failed,
@@ -139,9 +159,10 @@ class CampaignRun:
         return tuple(c for c in self.cells if c.status == "failed")
 
 
-def _read_cell(path: Path) -> CellResult | None:
+def _read_cell(path: str) -> CellResult | None:
     try:
-        return CellResult.model_validate_json(path.read_bytes())
+        with open(path, "rb") as fh:
+            return CellResult.model_validate_json(fh.read())
     except FileNotFoundError:
         return None
     except (OSError, ValidationError) as exc:
@@ -150,11 +171,12 @@ def _read_cell(path: Path) -> CellResult | None:
         ) from None
 
 
-def _receipts(cell_dir: Path) -> tuple[FailureReceipt, ...]:
+def _receipts(paths: CellPaths) -> tuple[FailureReceipt, ...]:
     found: list[tuple[int, FailureReceipt]] = []
-    for path in cell_dir.glob("failure-receipt*.json"):
+    for path in paths.receipt_files():
         try:
-            receipt = FailureReceipt.model_validate_json(path.read_bytes())
+            with open(path, "rb") as fh:
+                receipt = FailureReceipt.model_validate_json(fh.read())
         except (OSError, ValidationError):
             continue  # a receipt from another format version: not shown rather than guessed at
         found.append((receipt.attempt + (1_000_000 if receipt.final else 0), receipt))
@@ -180,15 +202,16 @@ def load_campaign_run(run_dir: str | Path, *, bootstrap_resamples: int = 2000) -
     not_run: list[ManifestCell] = []
     receipts: dict[str, tuple[FailureReceipt, ...]] = {}
     for mc in manifest.cells:
-        result = _read_cell(cell_cache_path(root, mc.cell_id, mc.cache_key))
+        paths = CellPaths.of(root, mc.cell_id, mc.cache_key)
+        result = _read_cell(paths.result)
         if result is None:
-            result = _read_cell(cell_failed_path(root, mc.cell_id, mc.cache_key))
+            result = _read_cell(paths.failed)
         if result is None:
             not_run.append(mc)
             continue
         cells.append(result)
         if result.status == "failed" or result.retry_attempts:
-            receipts[mc.cell_id] = _receipts(cell_directory(root, mc.cell_id))
+            receipts[mc.cell_id] = _receipts(paths)
     return CampaignRun(
         run_dir=root,
         manifest=manifest,
@@ -257,14 +280,14 @@ def _stat_rows(stats: dict[str, AggregateStat], kind: str) -> str:
     )
 
 
-def _receipt_block(receipt: FailureReceipt) -> str:
+def _receipt_block(receipt: FailureReceipt, paths: CellPaths) -> str:
     body = orjson.dumps(receipt.model_dump(mode="json"), option=orjson.OPT_INDENT_2).decode("utf-8")
     if len(body) > _RECEIPT_SHOWN_CHARS:
         body = (
             body[:_RECEIPT_SHOWN_CHARS]
             + f"\n… ({len(body) - _RECEIPT_SHOWN_CHARS} more characters in the file)"
         )
-    name = "failure-receipt.json" if receipt.final else f"failure-receipt.attempt-{receipt.attempt}.json"
+    name = os.path.basename(paths.receipt if receipt.final else paths.attempt_receipt(receipt.attempt))
     return (
         f"<details><summary>{esc(name)} · attempt {receipt.attempt} · stage {esc(receipt.stage)} · "
         f"{esc(receipt.error.type)}</summary><pre>{esc(body)}</pre></details>"
@@ -279,7 +302,8 @@ def _failures(run: CampaignRun) -> str:
     for cell in failed:
         err = cell.error
         message = f"{err.type}: {err.message}" if err is not None else "no error recorded"
-        receipts = "".join(_receipt_block(r) for r in run.receipts.get(cell.cell_id, ()))
+        paths = CellPaths.of(run.run_dir, cell.cell_id, cell.cache_key)
+        receipts = "".join(_receipt_block(r, paths) for r in run.receipts.get(cell.cell_id, ()))
         items.append(
             f'<section class="trace outcome-fail failure" data-cell="{esc(cell.cell_id)}">'
             f'<div class="trace-head"><h3>{esc(cell.cell_id)}</h3>'
@@ -315,8 +339,7 @@ def _header(run: CampaignRun) -> str:
     )
     return (
         f"<header><h1>Campaign · {esc(m.name)}</h1>"
-        f'<div class="meta"><dl><dt>Run</dt><dd><code>{esc(run.run_dir)}</code></dd>'
-        f"<dt>Commit</dt><dd><code>{esc(m.commit)}</code></dd>"
+        f'<div class="meta"><dl><dt>Commit</dt><dd><code>{esc(m.commit)}</code></dd>'
         f"<dt>Dispatch ref</dt><dd>{esc(m.dispatch_ref or 'none')}</dd>"
         f"<dt>Identity</dt><dd><code>{esc(m.identity)}</code></dd>"
         f"<dt>Design</dt><dd>{len({c.scenario_id for c in m.cells})} scenarios × {m.reps} reps, seed {m.seed}"
@@ -332,7 +355,7 @@ def render_campaign_report(run: CampaignRun) -> str:
     legend = (
         '<p class="muted">Read the spread before the mean. Strip: grey line = min to max, blue box = '
         "bootstrap ci95 of the mean, black tick = p50, amber tick = p90, red dot = mean (nearest-rank "
-        "quantiles: each is a measured score). A judge or scenario with no measured score has no row.</p>"
+        "quantiles: each is a measured score). A scorer or scenario with no measured score has no row.</p>"
     )
     return (
         "<!DOCTYPE html>\n"
@@ -342,7 +365,7 @@ def render_campaign_report(run: CampaignRun) -> str:
         '<meta name="referrer" content="no-referrer">'
         f"<title>Helix campaign · {esc(run.manifest.name)}</title>"
         f"<style>{STYLE}</style></head>\n<body><main>"
-        f"{_header(run)}<h2>By judge</h2>{legend}{_stat_rows(run.aggregates.by_judge, 'judge')}"
+        f"{_header(run)}<h2>By scorer</h2>{legend}{_stat_rows(run.aggregates.by_scorer, 'scorer')}"
         f"<h2>By scenario (composite score)</h2>{_stat_rows(run.aggregates.by_scenario, 'scenario')}"
         f"<h2>Failed cells</h2>{_failures(run)}"
         f"<footer>Generated by Helix {esc(__version__)} · campaign manifest v{run.manifest.version}</footer>"

@@ -1,4 +1,4 @@
-"""Running one cell: dispatch, judge, charge the ledger, keep the result (or the failure) durable.
+"""Running one cell: dispatch, score, charge the ledger, keep the result (or the failure) durable.
 
 Order of writes for every attempt: the ledger line first (what was paid), then the failure receipt
 or the result file. A process killed between the two leaves a charged attempt whose cell runs
@@ -21,7 +21,6 @@ from .._exceptions import CampaignAbortedError, RunError
 from .._util import write_atomic
 from ._failures import CellFailure, CellRetry, FailureReceipt, write_failure_receipt
 from ._index import ResultIndex
-from ._judges import Judge, score_cell
 from ._ledger import CostLedger, LedgerEntry
 from ._model import (
     CellContext,
@@ -34,7 +33,9 @@ from ._model import (
     jsonable_produced,
     unknown_fields,
 )
-from ._schedule import CellScheduleSlot, cell_directory
+from ._paths import CellPaths
+from ._schedule import CellScheduleSlot
+from ._scorers import Scorer, score_cell
 
 __all__ = ["CampaignProgress", "CellRunner", "ProgressCallback"]
 
@@ -72,7 +73,7 @@ class CellRunner:
 
     run_dir: Path
     dispatch: Dispatch
-    judges: tuple[Judge, ...]
+    scorers: tuple[Scorer, ...]
     retry: CellRetry | None
     abort_on_cell_error: bool
     fsync: bool
@@ -108,9 +109,10 @@ class CellRunner:
             )
 
     async def run_cell(self, slot: CellScheduleSlot, key: str) -> CellResult:
-        cell_dir = cell_directory(self.run_dir, slot.cell_id)
+        paths = CellPaths.of(self.run_dir, slot.cell_id, key)
+        cell_dir = Path(paths.directory)
         try:  # os.mkdir, not Path.mkdir(parents=True): one syscall on the hot path
-            os.mkdir(cell_dir)
+            os.mkdir(paths.directory)
             fresh = True  # a new directory holds no earlier failure to supersede
         except FileExistsError:
             fresh = False
@@ -146,8 +148,9 @@ class CellRunner:
                 out = await self.dispatch(ctx)
                 if not isinstance(out, DispatchResult):
                     raise RunError(
-                        f"dispatch returned {type(out).__name__} for cell {slot.cell_id!r}; "
-                        "a dispatch must return a DispatchResult"
+                        f"dispatch returned {type(out).__name__} for cell {slot.cell_id!r}; a dispatch "
+                        "must return a DispatchResult (a function that builds the dispatch is a "
+                        "factory: call it, or give it `args:` in a campaign config, `args: {}` for none)"
                     )
                 dr = out
                 attempt_cost, attempt_known = dr.cost_usd, dr.cost_usd is not None
@@ -158,12 +161,12 @@ class CellRunner:
             if dr is not None and error is None:
                 finished = FinishedCell(context=ctx, result=dr, produced=produced)
                 try:
-                    for judge in self.judges:
-                        value = await score_cell(judge, finished)
+                    for scorer in self.scorers:
+                        value = await score_cell(scorer, finished)
                         if value is not None:
-                            scores[judge.name] = value
+                            scores[scorer.name] = value
                 except Exception as exc:
-                    stage, error = "judge", exc
+                    stage, error = "score", exc
                 for charge, call_id in finished.charges:
                     attempt_cost = _add(attempt_cost, charge)
                     attempt_known = attempt_known and charge is not None
@@ -237,13 +240,12 @@ class CellRunner:
                     at=_now(),
                 )
             )
-            base = f"{cell_dir}{os.sep}{key}"
             if error is None:
-                write_atomic(f"{base}.result.json", payload, fsync=self.fsync)
-                self.index.append(payload)
+                write_atomic(paths.result, payload, fsync=self.fsync)
+                self.index.append(slot.cell_id, key, payload, paths.result)
                 if not fresh or attempt > 1:
                     try:
-                        os.unlink(f"{base}.failed.json")  # an earlier run's failure is now superseded
+                        os.unlink(paths.failed)  # an earlier run's failure is now superseded
                     except FileNotFoundError:
                         pass
                 return result
@@ -251,7 +253,7 @@ class CellRunner:
             failure = CellFailure(cell_id=slot.cell_id, attempt=attempt, stage=stage, error=error)
             final = attempt >= max_attempts or self.retry is None or not self.retry.retryable(failure)
             receipt = write_failure_receipt(
-                cell_dir,
+                paths,
                 FailureReceipt(
                     cell_id=slot.cell_id,
                     attempt=attempt,
@@ -266,7 +268,7 @@ class CellRunner:
             )
             if not final:
                 continue
-            write_atomic(f"{base}.failed.json", payload, fsync=self.fsync)
+            write_atomic(paths.failed, payload, fsync=self.fsync)
             if self.abort_on_cell_error:
                 self.report(result)
                 raise CampaignAbortedError(

@@ -1,14 +1,14 @@
-"""The campaign config file (YAML, version 1): what `helix campaign plan|run` reads.
+"""The campaign config file (YAML, version 2): what `helix campaign plan|run` reads.
 
 ```yaml
-version: 1
+version: 2
 name: support-shop
-scenarios: {example: support-shop}              # or {function: "my_pkg.evals:scenarios"}
-dispatch: {example: support-shop, profile: default}   # or {function: "my_pkg.agent:dispatch", args: {...}}
-judges:
-  - {name: produced_state, produced_state: {checker: example}}
+scenarios: {function: "my_pkg.evals:scenarios", ids: [...]}    # args: {...} calls function(**args)
+dispatch: {function: "my_pkg.agent:dispatch"}                # args: {...} makes it a factory
+scorers:
+  - {name: produced_state, produced_state: {checker: "my_pkg.evals:record_matches"}}
   - {name: gold_match, trace_score: gold_match}
-  - {name: my_judge, function: "my_pkg.judges:tone"}
+  - {name: tone, function: "my_pkg.scorers:tone"}
 seed: 7
 reps: 3
 max_concurrency: 32
@@ -18,49 +18,91 @@ dispatch_ref: null
 run_dir: runs/support-shop      # relative to the current directory (--run-dir overrides)
 ```
 
-:func:`load_campaign_config` validates it and raises :class:`~helix.InputFileError` naming the file,
-line and field of the first problem. :func:`resolve_campaign` turns it into live objects
-(scenarios, dispatch, judges) by importing the named functions: only ever code the user named.
+Everything the config runs is named by ``module:function`` (the shipped example names
+``helix.examples:...``): Helix imports only code the user named, and the library has no special
+case for its own example. :func:`load_campaign_config` validates the file and raises
+:class:`~helix.InputFileError` naming the file, line and field of the first problem;
+:func:`resolve_campaign` imports what it names, with the same kind of error for a name that does
+not import or a function that refuses its ``args``.
 """
 
 from __future__ import annotations
 
 import importlib
-import subprocess
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from .._exceptions import InputFileError, UsageError
-from .._util import field_path, node_line, parse_yaml_nodes, write_atomic, write_json_atomic
-from ._campaign_report import CAMPAIGN_MANIFEST_FILE, campaign_manifest, campaign_summary
+from .._util import (
+    Loc,
+    field_path,
+    git_commit,
+    node_line,
+    parse_yaml_nodes,
+    write_atomic,
+    write_json_atomic,
+)
+from ._campaign_report import campaign_manifest, campaign_summary
+from ._cell_run import ProgressCallback
 from ._failures import cell_retry
-from ._judges import Judge, JudgeConfig
 from ._model import Dispatch, FinishedCell, Scenario
-from ._produced import produced_state_judge
-from ._run import CampaignResult, ProgressCallback, run_campaign
+from ._paths import CAMPAIGN_MANIFEST_FILE, SUMMARY_FILE
+from ._produced import produced_state_scorer
+from ._run import CampaignResult, run_campaign
 from ._schedule import CampaignPlan, plan_campaign_run
+from ._scorers import Scorer, ScorerConfig
 
 __all__ = [
     "CAMPAIGN_CONFIG_VERSION",
     "CampaignConfig",
     "DispatchSource",
-    "JudgeEntry",
     "ResolvedCampaign",
     "RetrySettings",
     "ScenarioSource",
-    "example_config_path",
+    "ScorerEntry",
     "load_campaign_config",
-    "plan_configured_campaign",
     "resolve_campaign",
-    "run_configured_campaign",
 ]
 
-CAMPAIGN_CONFIG_VERSION = 1
-_REF_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+CAMPAIGN_CONFIG_VERSION = 2
+"""Version 2 names everything by ``module:function`` and calls cell scorers ``scorers``."""
+
+_MIGRATE_V1 = (
+    "this is a version 1 campaign config; version 2 names everything by module:function: set "
+    "version: 2, rename judges: to scorers:, and replace `example: support-shop` with "
+    '`function: "helix.examples:campaign_scenarios"` (scenarios) or '
+    '`function: "helix.examples:support_shop_dispatch", args: {profile: ...}` (dispatch), and '
+    '`checker: example` with `checker: "helix.examples:shop_correctness_checker"` '
+    "(`helix campaign example-config` prints a version 2 config)"
+)
+
+
+def _check_ref(value: str) -> str:
+    module, sep, attr = value.partition(":")
+    parts = [*module.split("."), *attr.split(".")]
+    if not sep or not all(p.isidentifier() for p in parts):
+        raise ValueError(
+            f"{value!r} is not a module:function reference; write the module's import path, a colon "
+            'and the name in it, e.g. "my_pkg.agent:dispatch"'
+        )
+    return value
+
+
+Ref = Annotated[str, AfterValidator(_check_ref)]
 
 
 class _Strict(BaseModel):
@@ -74,53 +116,50 @@ def _one_of(values: Mapping[str, Any], names: tuple[str, ...]) -> None:
 
 
 class ScenarioSource(_Strict):
-    """Where scenarios come from: the example subject or a ``module:function`` returning scenarios."""
+    """Where scenarios come from: ``module:function`` returning a list of scenarios.
 
-    example: Literal["support-shop"] | None = None
-    function: str | None = Field(default=None, pattern=_REF_PATTERN)
+    With ``args`` the function is called as ``function(**args)``; ``ids`` keeps only those scenario
+    ids, in that order.
+    """
+
+    function: Ref
+    args: dict[str, Any] | None = None
     ids: list[str] | None = None
-    """Only these scenario ids (in this order)."""
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> ScenarioSource:
-        _one_of(self.__dict__, ("example", "function"))
-        return self
 
 
 class DispatchSource(_Strict):
-    """The dispatch: the example's scripted agent with a mistake ``profile``, or ``module:function``.
+    """The dispatch: ``module:function`` naming an async callable taking a ``CellContext``.
 
     With ``args`` the function is a factory called as ``function(**args)`` to build the dispatch.
     """
 
-    example: Literal["support-shop"] | None = None
-    profile: str | dict[str, float] = "default"
-    function: str | None = Field(default=None, pattern=_REF_PATTERN)
+    function: Ref
     args: dict[str, Any] | None = None
 
-    @model_validator(mode="after")
-    def _exactly_one(self) -> DispatchSource:
-        _one_of(self.__dict__, ("example", "function"))
-        return self
 
-
-class ProducedStateJudgeSettings(_Strict):
-    checker: str = Field(default="example", pattern=r"^(example|[A-Za-z_][\w.]*:[A-Za-z_][\w.]*)$")
-    """``example`` (the support-shop record checker) or ``module:function``."""
+class ProducedStateSettings(_Strict):
+    checker: Ref
+    """``module:function``: ``checker(required, deliverable) -> bool`` (see ``verify_completion``)."""
     completed_only: bool = False
 
 
-class JudgeEntry(_Strict):
-    """One judge: produced-state grading, a score recorded in the cell's trace, or a ``module:function``."""
+class ScorerEntry(_Strict):
+    """One cell scorer: produced-state grading, a score recorded in the cell's trace, or ``module:function``.
+
+    With ``args`` the function is a factory called as ``function(**args)`` to build the scorer.
+    """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,64}$")
-    produced_state: ProducedStateJudgeSettings | None = None
+    produced_state: ProducedStateSettings | None = None
     trace_score: str | None = None
-    function: str | None = Field(default=None, pattern=_REF_PATTERN)
+    function: Ref | None = None
+    args: dict[str, Any] | None = None
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> JudgeEntry:
+    def _exactly_one(self) -> ScorerEntry:
         _one_of(self.__dict__, ("produced_state", "trace_score", "function"))
+        if self.args is not None and self.function is None:
+            raise ValueError("args go with function: (they are passed to it); remove args here")
         return self
 
 
@@ -129,14 +168,20 @@ class RetrySettings(_Strict):
     """Total attempts per cell (1 = no retry); only transient dispatch failures are retried."""
 
 
-class CampaignConfig(_Strict):
-    """A campaign config file (version 1)."""
+@dataclass(frozen=True)
+class _Source:
+    path: Path
+    root: yaml.Node | None
 
-    version: Literal[1] = 1
+
+class CampaignConfig(_Strict):
+    """A campaign config file (version 2)."""
+
+    version: Literal[2] = 2
     name: str = "campaign"
     scenarios: ScenarioSource
     dispatch: DispatchSource
-    judges: list[JudgeEntry] = Field(min_length=1)
+    scorers: list[ScorerEntry] = Field(min_length=1)
     seed: int = 0
     reps: int = Field(default=1, ge=1)
     max_concurrency: int = Field(default=8, ge=1, le=100_000)
@@ -146,27 +191,33 @@ class CampaignConfig(_Strict):
     dispatch_ref: str | None = None
     run_dir: str = "runs/campaign"
 
+    _source: _Source | None = PrivateAttr(default=None)
+
     @model_validator(mode="after")
-    def _unique_judges(self) -> CampaignConfig:
-        names = [j.name for j in self.judges]
+    def _unique_scorers(self) -> CampaignConfig:
+        names = [s.name for s in self.scorers]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
-            raise ValueError(f"judge names must be unique; repeated: {', '.join(dupes)}")
+            raise ValueError(f"scorer names must be unique; repeated: {', '.join(dupes)}")
         return self
 
     def identity_config(self) -> dict[str, Any]:
         """The part of the config that decides what a cell's result is (the cache identity's ``config``).
 
-        Scenario source, dispatch and judge settings. Not the name, concurrency, retry policy or run
-        directory: changing those must not throw away paid-for results. Seed and reps are part of
-        every cell's own key already.
+        Scenario source, dispatch and scorer settings. Not the name, concurrency, retry policy or
+        run directory: changing those must not throw away paid-for results. Seed and reps are part
+        of every cell's own key already.
         """
-        return self.model_dump(mode="json", include={"scenarios", "dispatch", "judges"})
+        return self.model_dump(mode="json", include={"scenarios", "dispatch", "scorers"})
 
-
-def example_config_path() -> Path:
-    """The shipped campaign config of the support-shop example (produced-state grading)."""
-    return Path(__file__).resolve().parents[1] / "examples" / "support_shop" / "campaign.yaml"
+    def error(self, loc: Loc, message: str) -> UsageError:
+        """An error about the field at ``loc``: file, line and field when the config came from a file."""
+        field = field_path(loc)
+        if self._source is None:
+            return UsageError(f"campaign config field {field!r}: {message}")
+        return InputFileError(
+            message, path=self._source.path, line=node_line(self._source.root, loc), field=field
+        )
 
 
 def load_campaign_config(path: str | Path) -> CampaignConfig:
@@ -176,134 +227,230 @@ def load_campaign_config(path: str | Path) -> CampaignConfig:
         text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputFileError(f"cannot read the campaign config: {exc.strerror}", path=source) from None
+    except UnicodeDecodeError:
+        raise InputFileError("the campaign config is not UTF-8 text; save it as UTF-8", path=source) from None
     root, data = parse_yaml_nodes(text, source)
     if not isinstance(data, Mapping):
         raise InputFileError(
-            "a campaign config is a mapping with version, scenarios, dispatch and judges "
-            f"(see `helix campaign --help`), not {type(data).__name__}",
+            "a campaign config is a mapping with version, scenarios, dispatch and scorers "
+            f"(see `helix campaign example-config`), not {type(data).__name__}",
             path=source,
             line=1,
         )
+    if data.get("version") == 1 or (data.get("version") is None and "judges" in data):
+        loc: Loc = ("version",) if "version" in data else ("judges",)
+        raise InputFileError(_MIGRATE_V1, path=source, line=node_line(root, loc), field=field_path(loc))
     try:
         config = CampaignConfig.model_validate(data)
     except ValidationError as exc:
         err = sorted(exc.errors(), key=lambda e: node_line(root, tuple(e["loc"])) or 0)[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = f"unknown field {loc[-1]!r}; check the spelling (see the example: {example_config_path().name})"
-        elif "input" in err and err["type"] != "missing":
+            msg = f"unknown field {loc[-1]!r}; check the spelling (`helix campaign example-config` shows them all)"
+        elif "input" in err and err["type"] not in ("missing", "value_error"):
             msg = f"{msg} (got {err['input']!r})"
         raise InputFileError(
             msg, path=source, line=node_line(root, loc), field=field_path(loc) or None
         ) from None
+    config._source = _Source(path=source, root=root)
     return config
 
 
 # ----------------------------------------------------------------------------- resolution
 
 
-def _import_ref(ref: str, what: str) -> Any:
+def _import_ref(config: CampaignConfig, loc: Loc, ref: str) -> Any:
+    """The object ``module:attr`` names; errors point at the config field holding ``ref``."""
     module_name, _, attr = ref.partition(":")
     try:
         obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+            raise config.error(
+                loc,
+                f"no module named {exc.name!r}; make {module_name} importable (install it, or add "
+                "the directory that holds it to PYTHONPATH)",
+            ) from None
+        raise config.error(loc, f"importing {module_name} failed: {exc}; install what it needs") from exc
+    except Exception as exc:
+        raise config.error(
+            loc, f"importing {module_name} raised {type(exc).__name__}: {exc}; fix that module"
+        ) from exc
+    for part in attr.split("."):
+        try:
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(
-            f"cannot import {what} {ref!r}: {exc}; make the module importable (installed, or on PYTHONPATH)"
-        ) from None
+        except AttributeError:
+            raise config.error(
+                loc, f"{module_name} has no {attr!r}; check the name after the colon"
+            ) from None
     return obj
 
 
-def _trace_score_judge(score_name: str) -> Callable[[FinishedCell], float | None]:
-    def judge(cell: FinishedCell) -> float | None:
-        trace = cell.trace
-        for score in trace.scores if trace is not None else ():
-            if score.name == score_name and not isinstance(score.value, str):
-                return float(score.value)
-        return None
-
-    judge.__name__ = f"trace_score[{score_name}]"
-    return judge
-
-
-@dataclass(frozen=True, kw_only=True)
-class ResolvedCampaign:
-    """A config turned into live objects, ready for ``run_campaign``."""
-
-    config: CampaignConfig
-    scenarios: list[Scenario]
-    dispatch: Dispatch
-    judges: tuple[Judge, ...]
-    run_dir: Path
-    commit: str
-
-
-def git_commit(cwd: str | Path = ".") -> str | None:
-    """``git rev-parse HEAD`` in ``cwd`` (read-only), or None outside a git checkout."""
+def _call(config: CampaignConfig, loc: Loc, ref: str, target: Any, args: dict[str, Any]) -> Any:
+    """``target(**args)``; a refusal is an error at the ``args`` field next to ``loc``."""
+    args_loc = (*loc[:-1], "args")
+    if not callable(target):
+        raise config.error(loc, f"{ref} is not callable, so it cannot take args; name a function")
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5, check=False
+        inspect.signature(target).bind(**args)
+    except TypeError as exc:
+        raise config.error(args_loc, f"{ref} does not take these args ({exc}); fix args") from None
+    except ValueError:
+        pass  # no introspectable signature (a builtin): let the call decide
+    try:
+        return target(**args)
+    except Exception as exc:
+        raise config.error(args_loc, f"{ref}(**args) refused them: {type(exc).__name__}: {exc}") from exc
+
+
+def _scenarios(config: CampaignConfig) -> list[Scenario]:
+    source, loc = config.scenarios, ("scenarios", "function")
+    target = _import_ref(config, loc, source.function)
+    if not callable(target):
+        raise config.error(loc, f"{source.function} is not callable; name a function returning scenarios")
+    made = _call(config, loc, source.function, target, source.args or {})
+    if not isinstance(made, Sequence) or isinstance(made, str | bytes):
+        raise config.error(
+            loc, f"{source.function} returned {type(made).__name__}; it must return a list of scenarios"
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _scenarios(source: ScenarioSource) -> list[Scenario]:
-    if source.example is not None:
-        from ..examples import campaign_scenarios
-
-        return campaign_scenarios(source.ids)
-    assert source.function is not None
-    made = _import_ref(source.function, "scenarios function")()
-    if not isinstance(made, Sequence):
-        raise UsageError(
-            f"{source.function} returned {type(made).__name__}; it must return a list of scenarios"
-        )
-    scenarios = [s if isinstance(s, Scenario) else Scenario.model_validate(s) for s in made]
+    scenarios: list[Scenario] = []
+    for i, item in enumerate(made):
+        try:
+            scenarios.append(item if isinstance(item, Scenario) else Scenario.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise config.error(
+                loc,
+                f"item {i} that {source.function} returned is not a scenario: {first['msg']} at "
+                f"{field_path(tuple(first['loc'])) or 'the top'}; return helix.campaign.Scenario objects",
+            ) from None
     if source.ids is not None:
         by_id = {s.id: s for s in scenarios}
         missing = [i for i in source.ids if i not in by_id]
         if missing:
-            raise UsageError(f"scenario ids {missing!r} are not among those {source.function} returned")
+            known = ", ".join(list(by_id)[:20]) + (" ..." if len(by_id) > 20 else "")
+            raise config.error(
+                ("scenarios", "ids"),
+                f"scenario ids {missing!r} are not among those {source.function} returned ({known})",
+            )
         scenarios = [by_id[i] for i in source.ids]
     return scenarios
 
 
-def _dispatch(source: DispatchSource) -> Dispatch:
-    if source.example is not None:
-        from ..examples import support_shop_dispatch
-
-        return support_shop_dispatch(source.profile)
-    assert source.function is not None
-    target = _import_ref(source.function, "dispatch")
-    made = target(**source.args) if source.args is not None else target
+def _dispatch(config: CampaignConfig) -> Dispatch:
+    source, loc = config.dispatch, ("dispatch", "function")
+    target = _import_ref(config, loc, source.function)
+    made = _call(config, loc, source.function, target, source.args) if source.args is not None else target
     if not callable(made):
-        raise UsageError(
-            f"dispatch {source.function} is not callable; name an async function taking a CellContext"
+        raise config.error(
+            loc, f"{source.function} is not callable; name an async function taking a CellContext"
         )
     return made  # type: ignore[no-any-return]
 
 
-def _judge(entry: JudgeEntry) -> Judge:
+def _trace_score(score_name: str) -> Callable[[FinishedCell], float | None]:
+    def score(cell: FinishedCell) -> float | None:
+        trace = cell.trace
+        for s in trace.scores if trace is not None else ():
+            if s.name == score_name and not isinstance(s.value, str):
+                return float(s.value)
+        return None
+
+    score.__name__ = f"trace_score[{score_name}]"
+    return score
+
+
+def _scorer(config: CampaignConfig, index: int, entry: ScorerEntry) -> Scorer:
     if entry.produced_state is not None:
         settings = entry.produced_state
-        if settings.checker == "example":
-            from ..examples import shop_correctness_checker
-
-            checker: Any = shop_correctness_checker
-        else:
-            checker = _import_ref(settings.checker, "correctness checker")
-        return produced_state_judge(checker, completed_only=settings.completed_only, name=entry.name)
+        loc: Loc = ("scorers", index, "produced_state", "checker")
+        checker = _import_ref(config, loc, settings.checker)
+        if not callable(checker):
+            raise config.error(
+                loc, f"{settings.checker} is not callable; name a function (required, deliverable) -> bool"
+            )
+        return produced_state_scorer(checker, completed_only=settings.completed_only, name=entry.name)
     if entry.trace_score is not None:
-        return JudgeConfig(name=entry.name, fn=_trace_score_judge(entry.trace_score))
+        return ScorerConfig(name=entry.name, fn=_trace_score(entry.trace_score))
     assert entry.function is not None
-    fn = _import_ref(entry.function, "judge")
+    loc = ("scorers", index, "function")
+    target = _import_ref(config, loc, entry.function)
+    fn = _call(config, loc, entry.function, target, entry.args) if entry.args is not None else target
     if not callable(fn):
-        raise UsageError(f"judge {entry.function} is not callable; name a function taking a finished cell")
-    return JudgeConfig(name=entry.name, fn=fn)
+        raise config.error(loc, f"{entry.function} is not callable; name a function taking a finished cell")
+    return ScorerConfig(name=entry.name, fn=fn)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResolvedCampaign:
+    """A config turned into live objects: :meth:`plan` it, :meth:`run` it."""
+
+    config: CampaignConfig
+    scenarios: list[Scenario]
+    dispatch: Dispatch
+    scorers: tuple[Scorer, ...]
+    run_dir: Path
+    commit: str
+
+    def plan(self) -> CampaignPlan:
+        """How the run directory stands: cached, to run, blocked (reads only)."""
+        cfg = self.config
+        return plan_campaign_run(
+            self.run_dir,
+            self.scenarios,
+            seed=cfg.seed,
+            reps=cfg.reps,
+            commit=self.commit,
+            config=cfg.identity_config(),
+            dispatch_ref=cfg.dispatch_ref,
+            scorers=[s.name for s in self.scorers],
+        )
+
+    async def run(
+        self,
+        *,
+        max_concurrency: int | None = None,
+        progress: ProgressCallback | None = None,
+        fsync: bool = False,
+    ) -> CampaignResult:
+        """Run with :func:`run_campaign`, bracketed by the run directory's files.
+
+        Writes ``campaign.json`` (the design, so a report can be made even of a stopped run) before
+        dispatching and ``summary.json`` (counts and aggregates, see ``campaign_summary``) after.
+        """
+        cfg = self.config
+        manifest = campaign_manifest(
+            self.plan(),
+            name=cfg.name,
+            commit=self.commit,
+            seed=cfg.seed,
+            reps=cfg.reps,
+            dispatch_ref=cfg.dispatch_ref,
+            config=cfg.model_dump(mode="json"),
+        )
+        write_atomic(self.run_dir / CAMPAIGN_MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
+        result = await run_campaign(
+            self.scenarios,
+            self.dispatch,
+            self.scorers,
+            run_dir=self.run_dir,
+            commit=self.commit,
+            seed=cfg.seed,
+            reps=cfg.reps,
+            config=cfg.identity_config(),
+            dispatch_ref=cfg.dispatch_ref,
+            max_concurrency=max_concurrency or cfg.max_concurrency,
+            abort_on_cell_error=cfg.abort_on_cell_error,
+            cell_retry=cell_retry(cfg.retry.attempts) if cfg.retry.attempts > 1 else None,
+            progress=progress,
+            fsync=fsync,
+        )
+        write_json_atomic(
+            self.run_dir / SUMMARY_FILE,
+            campaign_summary(result, name=cfg.name, commit=self.commit, seed=cfg.seed, reps=cfg.reps),
+        )
+        return result
 
 
 def resolve_campaign(
@@ -319,81 +466,18 @@ def resolve_campaign(
     if commit == "auto":
         found = git_commit(base)
         if found is None:
-            raise UsageError(
+            raise config.error(
+                ("commit",),
                 "commit: auto needs a git checkout (`git rev-parse HEAD` failed here); "
-                "set commit: to a string naming your code version in the campaign config"
+                "set commit: to a string naming your code version",
             )
         commit = found
     target = Path(run_dir) if run_dir is not None else Path(config.run_dir)
     return ResolvedCampaign(
         config=config,
-        scenarios=_scenarios(config.scenarios),
-        dispatch=_dispatch(config.dispatch),
-        judges=tuple(_judge(j) for j in config.judges),
+        scenarios=_scenarios(config),
+        dispatch=_dispatch(config),
+        scorers=tuple(_scorer(config, i, s) for i, s in enumerate(config.scorers)),
         run_dir=target if target.is_absolute() else base / target,
         commit=commit,
     )
-
-
-# ----------------------------------------------------------------------------- running
-
-
-def plan_configured_campaign(resolved: ResolvedCampaign) -> CampaignPlan:
-    """How the resolved campaign's run directory stands: cached, to run, blocked (reads only)."""
-    cfg = resolved.config
-    return plan_campaign_run(
-        resolved.run_dir,
-        resolved.scenarios,
-        seed=cfg.seed,
-        reps=cfg.reps,
-        commit=resolved.commit,
-        config=cfg.identity_config(),
-        dispatch_ref=cfg.dispatch_ref,
-        judges=[j.name for j in resolved.judges],
-    )
-
-
-async def run_configured_campaign(
-    resolved: ResolvedCampaign,
-    *,
-    max_concurrency: int | None = None,
-    progress: ProgressCallback | None = None,
-    fsync: bool = False,
-) -> CampaignResult:
-    """Run a resolved config with :func:`run_campaign`, bracketed by the run directory's files.
-
-    Writes ``campaign.json`` (the design, so a report can be made even of a stopped run) before
-    dispatching and ``summary.json`` (counts and aggregates, see :func:`campaign_summary`) after.
-    """
-    cfg = resolved.config
-    plan = plan_configured_campaign(resolved)
-    manifest = campaign_manifest(
-        plan,
-        name=cfg.name,
-        commit=resolved.commit,
-        seed=cfg.seed,
-        reps=cfg.reps,
-        dispatch_ref=cfg.dispatch_ref,
-        config=cfg.model_dump(mode="json"),
-    )
-    write_atomic(resolved.run_dir / CAMPAIGN_MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
-    result = await run_campaign(
-        resolved.scenarios,
-        resolved.dispatch,
-        resolved.judges,
-        run_dir=resolved.run_dir,
-        commit=resolved.commit,
-        seed=cfg.seed,
-        reps=cfg.reps,
-        config=cfg.identity_config(),
-        dispatch_ref=cfg.dispatch_ref,
-        max_concurrency=max_concurrency or cfg.max_concurrency,
-        abort_on_cell_error=cfg.abort_on_cell_error,
-        cell_retry=cell_retry(cfg.retry.attempts) if cfg.retry.attempts > 1 else None,
-        progress=progress,
-        fsync=fsync,
-    )
-    write_json_atomic(
-        resolved.run_dir / "summary.json", campaign_summary(result, name=cfg.name, commit=resolved.commit)
-    )
-    return result

@@ -15,15 +15,15 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
 from .._exceptions import RunError, UsageError
 from ..traces import Event, EventKind, Trace, Usage
-from ._judges import Judge, JudgeFn
 from ._model import CellContext, DispatchResult, Scenario
-from ._run import CampaignResult, run_campaign
+from ._run import CampaignOptions, CampaignResult, run_campaign
+from ._scorers import Scorer, ScorerFn
 
 __all__ = [
     "CallEmitter",
@@ -227,17 +227,18 @@ def _dispatch_for(runner: EvalRunner) -> Callable[[CellContext], Awaitable[Dispa
 async def run_eval_campaign(
     scenarios: Sequence[Scenario],
     runner: EvalRunner,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn],
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn],
     *,
     run_dir: str | Path,
     commit: str,
     integrity_checks: Sequence[IntegrityCheck] = (),
-    **options: Any,
+    seed: int = 0,
+    **options: Unpack[CampaignOptions],
 ) -> EvalCampaignResult:
     """Run a campaign whose runner is handed pre-wired capture; integrity checks gate the start.
 
     Every check in ``integrity_checks`` runs first; if any reports a problem, nothing is
-    dispatched and :class:`~helix.UsageError` lists them all. Other options are those of
+    dispatched and :class:`~helix.UsageError` lists them all. The other options are those of
     :func:`run_campaign`.
     """
     problems = [
@@ -250,7 +251,7 @@ async def run_eval_campaign(
             + "\nFix the setup (a real backend, full capture wired) and run again."
         )
     result = await run_campaign(
-        scenarios, _dispatch_for(runner), judges, run_dir=run_dir, commit=commit, **options
+        scenarios, _dispatch_for(runner), scorers, run_dir=run_dir, commit=commit, seed=seed, **options
     )
     records = tuple(
         CaptureRecord(

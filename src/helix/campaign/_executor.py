@@ -8,14 +8,16 @@ exception group), after every worker has stopped.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .._exceptions import UsageError
 
-__all__ = ["bounded_map", "check_concurrency", "run_sync"]
+__all__ = ["bounded_map", "check_concurrency", "run_sync", "sync_version"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def check_concurrency(value: int, name: str = "max_concurrency") -> int:
@@ -71,3 +73,23 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
 
     asyncio.run(main())
     return box[0]
+
+
+def sync_version(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking twin of the coroutine function ``fn`` for scripts, with ``fn``'s own signature.
+
+    The twin runs ``fn`` on a new event loop (so it cannot be called from inside a running loop:
+    await ``fn`` there). Typed through ``ParamSpec``, so a type checker checks every call against
+    ``fn``'s parameters.
+    """
+
+    @functools.wraps(fn)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(fn(*args, **kwargs))
+
+    blocking.__name__ = blocking.__qualname__ = f"{fn.__name__}_sync"
+    blocking.__doc__ = (
+        f"``{fn.__name__}`` for scripts: runs it on its own event loop and returns its result; the "
+        f"same arguments.\n\n{fn.__doc__ or ''}"
+    )
+    return blocking

@@ -2,7 +2,7 @@
 
 A failed attempt is written down before anything else happens to it: ``failure-receipt.json`` for
 a cell's final failure, ``failure-receipt.attempt-<n>.json`` for an attempt that is retried. A
-receipt holds the stage (dispatch or judge), the serialized error, the exact cell result as it
+receipt holds the stage (dispatch or score), the serialized error, the exact cell result as it
 stands and the cost settled so far.
 """
 
@@ -14,35 +14,30 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from .._exceptions import AdmissionRejectedError, ModelHTTPError, UsageError
 from .._util import write_atomic
-from ._model import CellError, CellResult, FailureStage
+from ._model import CellError, CellResult, FailureStage, upgrade_stage_record
+from ._paths import CellPaths
 
 __all__ = [
-    "FAILURE_RECEIPT_FILE",
     "RECEIPT_FORMAT_VERSION",
     "TRANSIENT_STATUS_CODES",
     "CellFailure",
     "CellRetry",
     "FailureReceipt",
-    "attempt_receipt_name",
     "cell_retry",
     "transient_dispatch_failure",
     "write_failure_receipt",
 ]
 
-FAILURE_RECEIPT_FILE = "failure-receipt.json"
-RECEIPT_FORMAT_VERSION = 1
+RECEIPT_FORMAT_VERSION = 2
+"""Version 2: the ``judge`` stage is called ``score``; version 1 receipts are read and upgraded."""
 TRANSIENT_STATUS_CODES = frozenset({429, 502, 503, 504, 529})
 """Gateway errors, unavailability and admission rejections (429 too busy, 529 overloaded)."""
-
-
-def attempt_receipt_name(attempt: int) -> str:
-    """The file name of a retried attempt's receipt."""
-    return f"failure-receipt.attempt-{attempt}.json"
 
 
 class FailureReceipt(BaseModel):
@@ -62,11 +57,16 @@ class FailureReceipt(BaseModel):
     cell: CellResult
     at: datetime
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_stage_record(data, current=RECEIPT_FORMAT_VERSION, what="failure receipt")
 
-def write_failure_receipt(cell_dir: Path, receipt: FailureReceipt, *, fsync: bool) -> Path:
+
+def write_failure_receipt(paths: CellPaths, receipt: FailureReceipt, *, fsync: bool) -> Path:
     """Write the receipt atomically and return its path."""
-    name = FAILURE_RECEIPT_FILE if receipt.final else attempt_receipt_name(receipt.attempt)
-    return write_atomic(cell_dir / name, receipt.model_dump_json(indent=2).encode() + b"\n", fsync=fsync)
+    target = paths.receipt if receipt.final else paths.attempt_receipt(receipt.attempt)
+    return write_atomic(target, receipt.model_dump_json(indent=2).encode() + b"\n", fsync=fsync)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,7 +146,7 @@ def transient_dispatch_failure() -> RetryPredicate:
     :mod:`helix.models` or the ``openai``/``anthropic`` SDKs, dropped connections and cut-off
     streams (``ConnectionError``, aiohttp connection and payload errors, the SDKs' connection and
     timeout errors, also when wrapped in a :class:`~helix.ModelError`), and
-    :class:`~helix.AdmissionRejectedError` raised by a dispatch. Never a judge-stage failure, and
+    :class:`~helix.AdmissionRejectedError` raised by a dispatch. Never a score-stage failure, and
     never a refused request (400, 401, 404...) or a bug in the dispatch.
     """
 

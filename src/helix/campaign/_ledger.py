@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from ._model import FailureStage
+from ._model import FailureStage, upgrade_stage_record
+from ._paths import LEDGER_FILE
 
-__all__ = ["LEDGER_FILE", "LEDGER_FORMAT_VERSION", "CostLedger", "LedgerEntry", "read_ledger"]
+__all__ = ["LEDGER_FORMAT_VERSION", "CostLedger", "LedgerEntry", "read_ledger"]
 
-LEDGER_FILE = "cost-ledger.jsonl"
-LEDGER_FORMAT_VERSION = 1
+LEDGER_FORMAT_VERSION = 2
+"""Version 2: the ``judge`` stage is called ``score``; version 1 lines are read and upgraded."""
 
 
 class LedgerEntry(BaseModel):
@@ -39,6 +40,11 @@ class LedgerEntry(BaseModel):
     cost_usd: float | None = None
     call_ids: tuple[str, ...] = ()
     at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_stage_record(data, current=LEDGER_FORMAT_VERSION, what="ledger line")
 
 
 class CostLedger:

@@ -1,6 +1,6 @@
 """``run_agent_matrix``: the bare N-axis cartesian scheduler with concurrency control.
 
-No cache, no judges, no receipts: every combination of the axes' values is handed to the caller's
+No cache, no scorers, no receipts: every combination of the axes' values is handed to the caller's
 async function, at most ``max_concurrency`` at once, and the results come back in cartesian order
 (first axis slowest). Reach for it for raw scheduling; :func:`run_campaign` is the eval surface.
 """

@@ -1,7 +1,7 @@
 """What a campaign is made of: scenarios, the cell a dispatch runs in, and the durable cell result.
 
 A *cell* is one (scenario, repetition) pair with its own seed. The caller's *dispatch* runs the
-agent for a cell and returns a :class:`DispatchResult`; judges then score the finished cell; the
+agent for a cell and returns a :class:`DispatchResult`; scorers then score the finished cell; the
 outcome is one :class:`CellResult`, written to disk so a rerun never pays for it again.
 
 ``None`` in ``served_model``, ``cost_usd`` or ``usage`` of a result means *unknown* (a failed
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..traces import Trace, Usage
 
@@ -33,10 +33,11 @@ __all__ = [
     "Scenario",
 ]
 
-CELL_FORMAT_VERSION = 1
+CELL_FORMAT_VERSION = 2
+"""Version 2 renamed the ``judge`` failure stage to ``score``; version 1 files are read and upgraded."""
 
 CellStatus = Literal["ok", "failed"]
-FailureStage = Literal["dispatch", "judge"]
+FailureStage = Literal["dispatch", "score"]
 
 SCENARIO_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,127}$"
 """Scenario ids name directories, so they are restricted to letters, digits, ``_``, ``.`` and ``-``."""
@@ -103,10 +104,10 @@ class Dispatch(Protocol):
 
 @dataclass(kw_only=True, eq=False)
 class FinishedCell:
-    """A dispatched cell as judges see it: its context and what the dispatch returned.
+    """A dispatched cell as scorers see it: its context and what the dispatch returned.
 
-    Judges that pay for model calls (the LLM judge) report them with :meth:`charge`, so the cell's
-    cost and the ledger cover judging as well as dispatch.
+    Scorers that pay for model calls (the LLM scorer) report them with :meth:`charge`, so the cell's
+    cost and the ledger cover scoring as well as dispatch.
     """
 
     context: CellContext
@@ -166,9 +167,9 @@ class CellError(BaseModel):
 class CellResult(BaseModel):
     """The durable record of one cell (``<cell>/<cache_key>.result.json``; failed: ``.failed.json``).
 
-    ``scores`` holds one entry per judge that measured the cell (a judge that returned None has no
-    entry); ``composite`` is their mean, None when no judge measured. ``cost_usd`` and
-    ``call_ids`` cover every attempt, dispatch and judging; ``cost_complete`` is False when some
+    ``scores`` holds one entry per scorer that measured the cell (a scorer that returned None has no
+    entry); ``composite`` is their mean, None when no scorer measured. ``cost_usd`` and
+    ``call_ids`` cover every attempt, dispatch and scoring; ``cost_complete`` is False when some
     attempt's cost is unknown (then ``cost_usd`` sums only the known part, or is None if none is).
     """
 
@@ -199,6 +200,33 @@ class CellResult(BaseModel):
 
     unknown: tuple[str, ...] = ()
     """Which of served_model, cost_usd and usage are unknown (see :func:`unknown_fields`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_stage_record(data, current=CELL_FORMAT_VERSION, what="cell result")
+
+
+def upgrade_stage_record(data: Any, *, current: int, what: str) -> Any:
+    """Read a version 1 record (cell result, receipt, ledger line) as the current version.
+
+    Version 1 called the scoring stage ``judge``; that is the only difference. A version newer than
+    ``current`` is refused, never guessed at.
+    """
+    if not isinstance(data, dict):
+        return data
+    version = data.get("version", current)
+    if version == current:
+        return data
+    if version == 1:
+        upgraded = {**data, "version": current}
+        if upgraded.get("stage") == "judge":
+            upgraded["stage"] = "score"
+        return upgraded
+    raise ValueError(
+        f"{what} format version {version!r} is not one this Helix reads (1 to {current}); "
+        "read it with the Helix version that wrote it, or delete it to run the cell again"
+    )
 
 
 def unknown_fields(

@@ -1,11 +1,11 @@
-"""Produced-state grading: judge what an agent actually produced, not what it said it did.
+"""Produced-state grading: grade what an agent actually produced, not what it said it did.
 
 ```
 produced events ──► extract_produced_state(events) ──► ProducedState
                                                         │
                     verify_completion(task_gold, state, correctness_checker) ──► CompletionResult
                                                         │
-                    produced_state_judge(...) ──► an ordinary campaign judge (score in [0, 1])
+                    produced_state_scorer(...) ──► an ordinary campaign scorer (score in [0, 1])
 ```
 
 Produced events carry their body in-band: an ``artifact`` event carries the persisted body in
@@ -28,9 +28,9 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .._exceptions import UsageError
-from ..traces import Event, Trace
-from ._judges import Judge
+from ..traces import Event
 from ._model import FinishedCell
+from ._scorers import Scorer
 
 __all__ = [
     "PRODUCED_KIND_ATTRIBUTE",
@@ -45,8 +45,7 @@ __all__ = [
     "RequiredDeliverable",
     "TaskGold",
     "extract_produced_state",
-    "produced_events_from_trace",
-    "produced_state_judge",
+    "produced_state_scorer",
     "task_gold_from_json",
     "verify_completion",
 ]
@@ -183,11 +182,6 @@ def extract_produced_state(events: Iterable[ProducedEvent | Event | Mapping[str,
                 events=prev.events + 1,
             )
     return ProducedState(deliverables=tuple(acc[i] for i in order))
-
-
-def produced_events_from_trace(trace: Trace) -> list[ProducedEvent]:
-    """The produced events recorded in an imported trace (see the module docs for the marking)."""
-    return [p for e in trace.events if (p := _from_trace_event(e)) is not None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -336,7 +330,7 @@ def task_gold_from_json(value: TaskGold | Mapping[str, Any]) -> TaskGold:
 
 
 @dataclass(frozen=True, kw_only=True)
-class _ProducedStateJudge:
+class _ProducedStateScorer:
     checker: CorrectnessChecker | Callable[[RequiredDeliverable, Deliverable], bool]
     completed_only: bool
     name: str
@@ -349,16 +343,16 @@ class _ProducedStateJudge:
         return result.score
 
 
-def produced_state_judge(
+def produced_state_scorer(
     correctness_checker: CorrectnessChecker | Callable[[RequiredDeliverable, Deliverable], bool],
     *,
     completed_only: bool = False,
     name: str = "produced_state",
-) -> Judge:
-    """An ordinary campaign judge (it has a ``name``) grading a finished cell's produced events against the scenario's gold.
+) -> Scorer:
+    """An ordinary campaign scorer (it has a ``name``) grading a finished cell's produced events against the scenario's gold.
 
     The scenario's ``gold`` is a :class:`TaskGold` or its JSON. The score is
     :attr:`CompletionResult.score` (fraction of deliverables complete), or 1/0 for completed /
     not completed with ``completed_only=True``.
     """
-    return _ProducedStateJudge(checker=correctness_checker, completed_only=completed_only, name=name)
+    return _ProducedStateScorer(checker=correctness_checker, completed_only=completed_only, name=name)

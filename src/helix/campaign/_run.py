@@ -1,4 +1,4 @@
-"""``run_campaign``: dispatch every uncached cell, judge it, keep it durable, aggregate, in caller order.
+"""``run_campaign``: dispatch every uncached cell, score it, keep it durable, aggregate, in caller order.
 
 Durability contract and the fsync choice: a cell's result is written with an atomic rename before
 the cell counts as done, and every attempt's ledger line is written (one ``write``) before its
@@ -11,24 +11,24 @@ last few results, which a rerun dispatches again, but never leaves a half-writte
 
 from __future__ import annotations
 
-import os
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._exceptions import UsageError
 from ._aggregate import CampaignAggregates, aggregate_cells
 from ._cell_run import CampaignProgress, CellRunner, ProgressCallback
-from ._executor import bounded_map, check_concurrency, run_sync
+from ._executor import bounded_map, check_concurrency, sync_version
 from ._failures import CellRetry
 from ._index import ResultIndex
-from ._judges import Judge, JudgeFn, as_judges
 from ._ledger import CostLedger
 from ._model import CellResult, Dispatch, Scenario
+from ._paths import CellPaths
 from ._schedule import CampaignPlan, CellScheduleSlot, plan_campaign_run
+from ._scorers import Scorer, ScorerFn, as_scorers
 
 __all__ = [
     "CAMPAIGN_RESULT_VERSION",
@@ -41,7 +41,8 @@ __all__ = [
     "run_eval_sync",
 ]
 
-CAMPAIGN_RESULT_VERSION = 1
+CAMPAIGN_RESULT_VERSION = 2
+"""Version 2: aggregates ``by_scorer`` (was ``by_judge``)."""
 
 
 class CampaignResult(BaseModel):
@@ -64,6 +65,9 @@ class CampaignResult(BaseModel):
     cost_usd: float
     """Known cost of the cells in this result (cached cells included: what the results cost)."""
     cost_complete: bool
+    cache_problems: list[str] = Field(default_factory=list)
+    """What the cache check found: result files gone, unreadable, or changed since the cache index
+    recorded them. A gone or unreadable file's cell ran again; a changed file was used as it is."""
 
     @property
     def failed_cells(self) -> list[CellResult]:
@@ -80,10 +84,43 @@ def _load(path: str) -> tuple[CellResult, bytes] | None:
         return None
 
 
+def _load_cached(
+    plan: CampaignPlan, slot: CellScheduleSlot, index: ResultIndex, problems: list[str]
+) -> CellResult | None:
+    """A cached cell's result: the index's bytes while they vouch for the file, else the file itself.
+
+    None (the cell runs again) when the file is unreadable or holds another cell; a file that
+    differs from what the index recorded is used and reported.
+    """
+    key = plan.keys[slot.index]
+    line = plan.indexed.get((slot.cell_id, key))
+    if line is not None:
+        try:
+            return CellResult.model_validate_json(line)
+        except ValidationError:
+            pass  # indexed by a Helix whose format this one does not read: the file decides
+    path = CellPaths.of(plan.run_dir, slot.cell_id, key).result
+    loaded = _load(path)
+    if loaded is None or (loaded[0].cell_id, loaded[0].cache_key) != (slot.cell_id, key):
+        problems.append(
+            f"cell {slot.cell_id}: its result file is unreadable or not its own ({path}); it runs again"
+        )
+        return None
+    cached, raw = loaded
+    recorded = plan.index_hashes.get((slot.cell_id, key))
+    if recorded is not None and recorded != hashlib.sha256(raw).hexdigest():
+        problems.append(
+            f"cell {slot.cell_id}: its result file changed after the cache index recorded it; "
+            "the file is used as it is (delete it to run the cell again)"
+        )
+    index.append(slot.cell_id, key, raw, path)  # index it, so the next rerun reads one file
+    return cached
+
+
 async def run_campaign(
     scenarios: Sequence[Scenario],
     dispatch: Dispatch,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn] | None = None,
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn] | None = None,
     *,
     run_dir: str | Path,
     commit: str,
@@ -99,10 +136,10 @@ async def run_campaign(
     fsync: bool = False,
     bootstrap_resamples: int = 2000,
 ) -> CampaignResult:
-    """Run ``dispatch`` over ``scenarios`` × ``reps``, score each cell with ``judges``, aggregate.
+    """Run ``dispatch`` over ``scenarios`` × ``reps``, score each cell with ``scorers``, aggregate.
 
     Cells already in the durable cache of ``run_dir`` (same commit, config, ``dispatch_ref``,
-    judges, scenario content, repetition and seed) are not dispatched again. Cells whose last
+    scorers, scenario content, repetition and seed) are not dispatched again. Cells whose last
     run failed are tried again unless ``retry_failed=False`` (then they are *blocked* and returned
     as they failed). At most ``max_concurrency`` cells run at once; the returned cells are in
     schedule order whatever order they finished in. A failed cell leaves a failure receipt and a
@@ -112,7 +149,7 @@ async def run_campaign(
     ``progress`` is called after every cell. See the module doc for ``fsync``.
     """
     check_concurrency(max_concurrency)
-    judge_list = as_judges(judges)
+    scorer_list = as_scorers(scorers)
     root = Path(run_dir)
     plan: CampaignPlan = plan_campaign_run(
         root,
@@ -122,36 +159,23 @@ async def run_campaign(
         commit=commit,
         config=config,
         dispatch_ref=dispatch_ref,
-        judges=[j.name for j in judge_list],
+        scorers=[s.name for s in scorer_list],
         retry_failed=retry_failed,
     )
     results: list[CellResult | None] = [None] * plan.total
-    cells_root = root / "cells"
     to_run: list[CellScheduleSlot] = list(plan.to_run)
     loaded_cached = 0
-    validate = CellResult.model_validate_json
+    problems = list(plan.cache_problems)
     index = ResultIndex(root, plan.identity)
     for slot in plan.cached:
-        key = plan.keys[slot.index]
-        cached: CellResult | None = None
-        line = plan.indexed.get((slot.cell_id, key))
-        if line is not None:
-            try:
-                cached = validate(line)
-            except ValidationError:
-                cached = None
-        if cached is None:
-            loaded = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{key}.result.json")
-            if loaded is not None:
-                cached, raw = loaded
-                index.append(raw.strip())  # repair the index, so the next rerun reads one file
+        cached = _load_cached(plan, slot, index, problems)
         if cached is None:
             to_run.append(slot)
         else:
             results[slot.index] = cached
             loaded_cached += 1
     for slot in plan.blocked:
-        failed = _load(f"{cells_root}{os.sep}{slot.cell_id}{os.sep}{plan.keys[slot.index]}.failed.json")
+        failed = _load(CellPaths.of(root, slot.cell_id, plan.keys[slot.index]).failed)
         if failed is None:
             to_run.append(slot)
         else:
@@ -160,7 +184,7 @@ async def run_campaign(
     runner = CellRunner(
         run_dir=root,
         dispatch=dispatch,
-        judges=judge_list,
+        scorers=scorer_list,
         retry=cell_retry,
         abort_on_cell_error=abort_on_cell_error,
         fsync=fsync,
@@ -207,37 +231,52 @@ async def run_campaign(
         retries=sum(c.retry_attempts for c in cells),
         cost_usd=sum(known),
         cost_complete=all(c.cost_complete and c.cost_usd is not None for c in cells),
+        cache_problems=problems,
     )
 
 
-def run_campaign_sync(*args: Any, **kwargs: Any) -> CampaignResult:
-    """:func:`run_campaign` for scripts (runs its own event loop); same arguments."""
-    return run_sync(run_campaign(*args, **kwargs))
+class EvalOptions(TypedDict, total=False):
+    """The keyword options of :func:`run_campaign` other than the design (``seed``, ``reps``).
+
+    Written once, so :func:`run_eval` and ``run_eval_campaign`` pass them through typed: a type
+    checker checks each keyword against this, and the defaults are :func:`run_campaign`'s.
+    """
+
+    config: Mapping[str, Any] | None
+    dispatch_ref: str | None
+    max_concurrency: int
+    abort_on_cell_error: bool
+    cell_retry: CellRetry | None
+    retry_failed: bool
+    progress: ProgressCallback | None
+    fsync: bool
+    bootstrap_resamples: int
+
+
+class CampaignOptions(EvalOptions, total=False):
+    """:class:`EvalOptions` and the repetitions."""
+
+    reps: int
 
 
 async def run_eval(
     scenarios: Sequence[Scenario],
     dispatch: Dispatch,
-    judges: Sequence[Judge | JudgeFn] | Mapping[str, JudgeFn],
+    scorers: Sequence[Scorer | ScorerFn] | Mapping[str, ScorerFn],
     *,
     run_dir: str | Path,
     commit: str,
     seed: int = 0,
-    **options: Any,
+    **options: Unpack[EvalOptions],
 ) -> CampaignResult:
-    """Just score: one run per scenario, judged and aggregated (no loop, no gate).
+    """Just score: one run per scenario, scored and aggregated (no loop, no gate).
 
-    The simplest preset over :func:`run_campaign` (``reps=1``); other keyword options pass through.
+    The simplest preset over :func:`run_campaign` (``reps=1``); the other options are its own.
     """
-    if "reps" in options:
-        raise UsageError(
-            f"run_eval runs each scenario once, got reps={options['reps']!r}; use run_campaign for reps"
-        )
     return await run_campaign(
-        scenarios, dispatch, judges, run_dir=run_dir, commit=commit, seed=seed, reps=1, **options
+        scenarios, dispatch, scorers, run_dir=run_dir, commit=commit, seed=seed, reps=1, **options
     )
 
 
-def run_eval_sync(*args: Any, **kwargs: Any) -> CampaignResult:
-    """:func:`run_eval` for scripts; same arguments."""
-    return run_sync(run_eval(*args, **kwargs))
+run_campaign_sync = sync_version(run_campaign)
+run_eval_sync = sync_version(run_eval)

@@ -1,18 +1,9 @@
-"""The cell schedule (pure), the cache identity, where a cell lives, and the cached/to-run/blocked plan.
-
-Layout of a run directory::
-
-    <run>/cells/<cell_id>/<cache_key>.result.json    a finished cell (status ok)
-    <run>/cells/<cell_id>/<cache_key>.failed.json    a cell whose final attempt failed
-    <run>/cells/<cell_id>/failure-receipt.json       the last final failure's receipt
-    <run>/cells/<cell_id>/failure-receipt.attempt-<n>.json   a failed attempt that was retried
-    <run>/cost-ledger.jsonl                          every attempt's cost, append-only
-    <run>/cache-index/<identity>.jsonl               every finished result again, one line each
+"""The cell schedule (pure), the cache identity, and the cached/to-run/blocked plan of a run directory.
 
 The cache key of a cell hashes the campaign identity (caller commit, config, ``dispatch_ref``, the
-judges' names) with the scenario's full content, the repetition and the seed. Whether a cell is
-cached is therefore answered by the result index (``<run>/cache-index/<identity>.jsonl``, one line
-per finished cell) or, for a cell missing there, by its result file's existence.
+scorers' names) with the scenario's full content, the repetition and the seed. A cell is cached
+when its result file exists (see :mod:`._paths` for the layout); the cache index only makes
+loading the results cheap, and only for files it vouches for (see :mod:`._index`).
 """
 
 from __future__ import annotations
@@ -26,23 +17,19 @@ from typing import Any
 
 from .._exceptions import UsageError
 from .._util import canonical_json, content_hash
-from ._index import read_index
+from ._index import file_stat, read_index
 from ._model import Scenario
+from ._paths import CellPaths
 
 __all__ = [
-    "CELLS_DIR",
     "CampaignPlan",
     "CellScheduleSlot",
     "build_cell_schedule",
     "campaign_identity",
-    "cell_cache_path",
-    "cell_directory",
-    "cell_failed_path",
     "cell_id_for",
     "plan_campaign_run",
 ]
 
-CELLS_DIR = "cells"
 _SEED_MASK = (1 << 63) - 1
 
 
@@ -112,9 +99,9 @@ def campaign_identity(
     commit: str,
     config: Mapping[str, Any] | None = None,
     dispatch_ref: str | None = None,
-    judges: Iterable[str] = (),
+    scorers: Iterable[str] = (),
 ) -> str:
-    """The hash every cell's cache key starts from: caller commit, config, ``dispatch_ref`` and judges.
+    """The hash every cell's cache key starts from: caller commit, config, ``dispatch_ref`` and scorers.
 
     ``commit`` is required and non-empty: a cache not keyed on the code that produced it would
     serve stale results after a change. Set ``dispatch_ref`` when behaviour changes without a new
@@ -131,7 +118,9 @@ def campaign_identity(
                 "commit": commit,
                 "config": dict(config or {}),
                 "dispatch_ref": dispatch_ref,
-                "judges": sorted(judges),
+                # "judges" is the key version 1 hashed: kept, so caches written before the rename
+                # of judges to scorers stay valid (their cell files are read and upgraded).
+                "judges": sorted(scorers),
             },
             length=32,
         )
@@ -159,25 +148,6 @@ def cell_cache_keys(identity: str, slots: Sequence[CellScheduleSlot]) -> list[st
     return keys
 
 
-def cell_directory(run_dir: str | Path, cell_id: str) -> Path:
-    """Where cell ``cell_id`` of the run keeps its results and receipts."""
-    if not cell_id or "/" in cell_id or "\\" in cell_id or cell_id in (".", ".."):
-        raise UsageError(
-            f"cell id {cell_id!r} cannot name a directory; cell ids come from build_cell_schedule"
-        )
-    return Path(run_dir) / CELLS_DIR / cell_id
-
-
-def cell_cache_path(run_dir: str | Path, cell_id: str, cache_key: str) -> Path:
-    """The durable result of a finished cell under one cache identity."""
-    return cell_directory(run_dir, cell_id) / f"{cache_key}.result.json"
-
-
-def cell_failed_path(run_dir: str | Path, cell_id: str, cache_key: str) -> Path:
-    """The durable result of a cell whose final attempt failed, under one cache identity."""
-    return cell_directory(run_dir, cell_id) / f"{cache_key}.failed.json"
-
-
 @dataclass(frozen=True, kw_only=True)
 class CampaignPlan:
     """How a run directory stands against a design.
@@ -195,7 +165,12 @@ class CampaignPlan:
     to_run: tuple[CellScheduleSlot, ...]
     blocked: tuple[CellScheduleSlot, ...]
     indexed: Mapping[tuple[str, str], bytes] = field(default_factory=dict, repr=False, compare=False)
-    """Raw result lines from the run's result index, by (cell_id, cache_key), for fast loading."""
+    """Result bytes from the cache index, by (cell_id, cache_key), for the cached cells whose file is
+    unchanged since it was indexed (same size, modification time and inode)."""
+    index_hashes: Mapping[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
+    """The indexed content hash of the other cached cells that have a line, to compare with the file."""
+    cache_problems: tuple[str, ...] = ()
+    """What the cache check found: result files gone although the index had them (those cells run)."""
 
     @property
     def total(self) -> int:
@@ -211,28 +186,43 @@ def plan_campaign_run(
     commit: str,
     config: Mapping[str, Any] | None = None,
     dispatch_ref: str | None = None,
-    judges: Iterable[str] = (),
+    scorers: Iterable[str] = (),
     retry_failed: bool = True,
 ) -> CampaignPlan:
     """Classify every cell of the design as cached, to run, or blocked, by reading the durable cache.
 
-    ``judges`` are the judge names (they are part of the cache identity, as in :func:`run_campaign`).
+    ``scorers`` are the scorer names (they are part of the cache identity, as in :func:`run_campaign`).
     """
     root = Path(run_dir)
     slots = build_cell_schedule(scenarios, seed, reps)
-    identity = campaign_identity(commit=commit, config=config, dispatch_ref=dispatch_ref, judges=judges)
+    identity = campaign_identity(commit=commit, config=config, dispatch_ref=dispatch_ref, scorers=scorers)
     keys = cell_cache_keys(identity, slots)
-    cells = root / CELLS_DIR
-    indexed = read_index(root, identity)
+    index = read_index(root, identity)
+    indexed: dict[tuple[str, str], bytes] = {}
+    index_hashes: dict[tuple[str, str], str] = {}
+    problems: list[str] = []
     cached: list[CellScheduleSlot] = []
     to_run: list[CellScheduleSlot] = []
     blocked: list[CellScheduleSlot] = []
     exists = os.path.exists
+    run_dir_str = os.fspath(root)  # once, not per cell: Path.__fspath__ is a cost at 100k cells
     for slot, key in zip(slots, keys, strict=True):
-        base = f"{cells}{os.sep}{slot.cell_id}{os.sep}{key}"
-        if (slot.cell_id, key) in indexed or exists(base + ".result.json"):
+        paths = CellPaths.of(run_dir_str, slot.cell_id, key)
+        entry = index.get((slot.cell_id, key))
+        stat = file_stat(paths.result)
+        if stat is not None:
             cached.append(slot)
-        elif not retry_failed and exists(base + ".failed.json"):
+            if entry is not None:
+                if entry.stat == stat:
+                    indexed[(slot.cell_id, key)] = entry.payload
+                else:
+                    index_hashes[(slot.cell_id, key)] = entry.sha256
+            continue
+        if entry is not None:
+            problems.append(
+                f"cell {slot.cell_id}: its result file is gone (the cache index still had it); it runs again"
+            )
+        if not retry_failed and exists(paths.failed):
             blocked.append(slot)
         else:
             to_run.append(slot)
@@ -245,4 +235,6 @@ def plan_campaign_run(
         to_run=tuple(to_run),
         blocked=tuple(blocked),
         indexed=indexed,
+        index_hashes=index_hashes,
+        cache_problems=tuple(problems),
     )

@@ -60,6 +60,24 @@ def _provenance(arg: str | None) -> dict[str, Any]:
     return value
 
 
+def _recorded_provenance(report: Any) -> dict[str, Any]:
+    """The provenance a report records about itself: a campaign's summary.json names its commit,
+    seed and served models (the agent's), so attesting it does not need them retyped."""
+    if not isinstance(report, dict) or not {"identity", "commit", "seed", "aggregates"} <= report.keys():
+        return {}
+    found: dict[str, Any] = {}
+    if isinstance(report["commit"], str):
+        found["code_commit"] = report["commit"]
+    if isinstance(report["seed"], int) and not isinstance(report["seed"], bool):
+        found["seeds"] = [report["seed"]]
+    models = report.get("served_models")
+    if isinstance(models, list) and models and all(isinstance(m, str) for m in models):
+        found["model_versions"] = (
+            {"agent": models[0]} if len(models) == 1 else {f"agent-{i}": m for i, m in enumerate(models, 1)}
+        )
+    return found
+
+
 @helix_errors
 def attest_cmd(
     file: Annotated[
@@ -71,8 +89,10 @@ def attest_cmd(
         typer.Option(
             "--provenance",
             help="Provenance as a JSON object or a JSON file: model_versions, seeds, price_table_hash, "
-            "code_commit, inputs_hash, extra. price_table_hash defaults to this Helix's price table and "
-            "code_commit to `git rev-parse HEAD` of the current directory when available.",
+            "code_commit, inputs_hash, extra. Fields not given come from the report when it records "
+            "them (a campaign summary.json: code_commit, seeds, model_versions); price_table_hash "
+            "defaults to this Helix's price table and code_commit otherwise to `git rev-parse HEAD` "
+            "of the current directory when available.",
         ),
     ] = None,
     out: Annotated[
@@ -85,22 +105,26 @@ def attest_cmd(
     The attestation is a stable, byte-identical payload: sign it with your own tooling if you need to
     (Helix holds no keys). Check it later with `helix verify FILE`.
     """
-    from .._util import write_atomic
+    from rich.markup import escape
+
+    from .._util import git_commit, write_atomic
     from ..campaign import attest
     from ..models import price_table_hash
 
     report = _load_report(file)
-    prov = _provenance(provenance)
+    prov = {**_recorded_provenance(report), **_provenance(provenance)}
     prov.setdefault("price_table_hash", price_table_hash())
     if "code_commit" not in prov:
-        from ..campaign._config import git_commit
-
         prov["code_commit"] = git_commit()
     attested = attest(report, prov)
     target = out or _attestation_path(file)
     write_atomic(target, attested.model_dump_json(indent=2) + "\n")
     c = console()
     c.print(f"attested {file} ({attested.encoding}, sha256 {attested.report_sha256[:16]}…)")
+    shown = attested.provenance
+    models = ", ".join(f"{k}={v}" for k, v in shown.model_versions.items()) or "none"
+    line = f"provenance: code_commit {shown.code_commit or 'unknown'} · seeds {shown.seeds or 'none'} · models {models}"
+    c.print(escape(line))
     c.print(f"attestation: {target}")
 
 

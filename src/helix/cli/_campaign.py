@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,10 +13,11 @@ from ._common import console, helix_errors
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..campaign import CampaignAggregates, CampaignConfig, CampaignPlan, ResolvedCampaign
+    from ..campaign import CampaignResult
 
 __all__ = ["register"]
 
+_PROBLEMS_SHOWN = 10
 EXIT_CELLS_FAILED = 1
 """Some cells failed (their receipts are in the run directory; a rerun tries them again)."""
 
@@ -24,9 +26,9 @@ campaign_app = typer.Typer(
     help=(
         "Run an agent over scenarios x seeds x repetitions with a durable cache, failure receipts, "
         "retries and aggregates (mean, ci95 and the spread). A campaign is described by a YAML config "
-        "(version 1): scenarios, dispatch, judges, seed, reps, max_concurrency, retry, commit, "
-        "dispatch_ref, run_dir. The example: helix/examples/support_shop/campaign.yaml "
-        "(`helix campaign example-config` prints it)."
+        "(version 2): scenarios, dispatch, scorers, seed, reps, max_concurrency, retry, commit, "
+        "dispatch_ref, run_dir; scenarios, dispatch and scorers are named by module:function. "
+        "`helix campaign example-config` prints the support-shop example's config."
     ),
     no_args_is_help=True,
 )
@@ -40,24 +42,17 @@ RunDirOpt = Annotated[
 ]
 
 
-def _prepare(
-    config_path: Path, run_dir: Path | None
-) -> tuple[CampaignConfig, ResolvedCampaign, CampaignPlan]:
-    from ..campaign import load_campaign_config, plan_configured_campaign, resolve_campaign
-
-    config = load_campaign_config(config_path)
-    resolved = resolve_campaign(config, run_dir=run_dir)
-    return config, resolved, plan_configured_campaign(resolved)
-
-
 @helix_errors
 def plan_cmd(config: ConfigArg, run_dir: RunDirOpt = None) -> None:
     """Show how the run directory stands against the config: cells cached, to run, and blocked.
 
-    Touches nothing on disk. Cached cells (same commit, config, dispatch_ref, judges, scenario, rep and
+    Touches nothing on disk. Cached cells (same commit, config, dispatch_ref, scorers, scenario, rep and
     seed) will not be dispatched again by `helix campaign run`.
     """
-    cfg, resolved, plan = _prepare(config, run_dir)
+    from ..campaign import load_campaign_config, resolve_campaign
+
+    resolved = resolve_campaign(load_campaign_config(config), run_dir=run_dir)
+    cfg, plan = resolved.config, resolved.plan()
     c = console()
     c.print(
         f"campaign {cfg.name!r}: {len(resolved.scenarios)} scenarios x {cfg.reps} reps = {plan.total} cells"
@@ -66,8 +61,9 @@ def plan_cmd(config: ConfigArg, run_dir: RunDirOpt = None) -> None:
     c.print(
         f"commit:   {resolved.commit}" + (f"   dispatch_ref: {cfg.dispatch_ref}" if cfg.dispatch_ref else "")
     )
-    c.print(f"judges:   {', '.join(j.name for j in resolved.judges)}")
+    c.print(f"scorers:  {', '.join(s.name for s in resolved.scorers)}")
     c.print(f"cached {len(plan.cached)} · to run {len(plan.to_run)} · blocked {len(plan.blocked)}")
+    _print_cache_problems(c, plan.cache_problems)
     shown = plan.to_run[:10]
     if shown:
         c.print(
@@ -75,10 +71,24 @@ def plan_cmd(config: ConfigArg, run_dir: RunDirOpt = None) -> None:
         )
 
 
-def _print_aggregates(c: Console, aggregates: CampaignAggregates) -> None:
+def _print_cache_problems(c: Console, problems: Sequence[str]) -> None:
+    """What the cache check found (the cell files decide; the index only caches them)."""
+    from rich.markup import escape
+
+    if not problems:
+        return
+    c.print(f"[yellow]cache: {len(problems)} cell(s) did not match the cache index[/yellow]")
+    for line in problems[:_PROBLEMS_SHOWN]:
+        c.print(f"  {escape(line)}")
+    if len(problems) > _PROBLEMS_SHOWN:
+        c.print(f"  ... and {len(problems) - _PROBLEMS_SHOWN} more")
+
+
+def _print_aggregates(c: Console, result: CampaignResult) -> None:
     from rich.table import Table
 
-    for title, stats in (("judge", aggregates.by_judge), ("scenario", aggregates.by_scenario)):
+    aggregates = result.aggregates
+    for title, stats in (("scorer", aggregates.by_scorer), ("scenario", aggregates.by_scenario)):
         table = Table(title=f"by {title}", title_justify="left")
         for col in (title, "n", "mean", "ci95", "min", "p50", "p90", "max"):
             table.add_column(col, justify="left" if col == title else "right")
@@ -111,7 +121,7 @@ def run_cmd(
         bool, typer.Option("--fsync", help="Flush every cell result to disk (survives power loss, slower).")
     ] = False,
 ) -> None:
-    """Run the campaign: dispatch every cell not already cached, judge it, aggregate.
+    """Run the campaign: dispatch every cell not already cached, score it, aggregate.
 
     Shows progress (done, cached, failed, retries, cost). Every finished cell is durable at once, so
     Ctrl-C (or a crash) leaves a resumable run: the same command again dispatches only what is not
@@ -122,9 +132,10 @@ def run_cmd(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from ..campaign import CampaignProgress, run_configured_campaign, write_campaign_report
+    from ..campaign import CampaignProgress, load_campaign_config, resolve_campaign, write_campaign_report
 
-    cfg, resolved, plan = _prepare(config, run_dir)
+    resolved = resolve_campaign(load_campaign_config(config), run_dir=run_dir)
+    cfg, plan = resolved.config, resolved.plan()
     root = resolved.run_dir
     c = console()
     c.print(
@@ -147,17 +158,14 @@ def run_cmd(
                 stats=f"cached {p.cached} · failed {p.failed} · retries {p.retries} · ${p.cost_usd:.4f}",
             )
 
-        result = asyncio.run(
-            run_configured_campaign(
-                resolved, max_concurrency=max_concurrency, progress=on_progress, fsync=fsync
-            )
-        )
+        result = asyncio.run(resolved.run(max_concurrency=max_concurrency, progress=on_progress, fsync=fsync))
     c.print(
         f"done: {result.total} cells · {result.cached} cached · {result.dispatched} dispatched · "
         f"{result.failed} failed · {result.retries} retries · "
         f"cost ${result.cost_usd:.4f}{'' if result.cost_complete else ' (some costs unknown)'}"
     )
-    _print_aggregates(c, result.aggregates)
+    _print_cache_problems(c, result.cache_problems)
+    _print_aggregates(c, result)
     if report:
         c.print(f"report: {write_campaign_report(root)}")
     if result.failed:
@@ -178,7 +186,7 @@ def report_cmd(
 ) -> None:
     """Write the campaign's HTML report: one self-contained page.
 
-    Per-judge and per-scenario distributions (mean, ci95 band, min, p50, p90, max) and every failed
+    Per-scorer and per-scenario distributions (mean, ci95 band, min, p50, p90, max) and every failed
     cell with its failure receipts. Works on a run stopped half-way (cells not run yet are counted).
     """
     from ..campaign import write_campaign_report
@@ -190,9 +198,9 @@ def report_cmd(
 @helix_errors
 def example_config_cmd() -> None:
     """Print the example campaign config (the support-shop subject with produced-state grading)."""
-    from ..campaign import example_config_path
+    from ..examples import campaign_config_path
 
-    typer.echo(example_config_path().read_text(encoding="utf-8"), nl=False)
+    typer.echo(campaign_config_path().read_text(encoding="utf-8"), nl=False)
 
 
 campaign_app.command("plan")(plan_cmd)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TextIO, TypeVar
 
 import typer
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_MISSING_VERDICTS",
+    "EXIT_UNSCORED",
     "EXIT_USAGE",
     "console",
     "err_console",
@@ -30,20 +32,39 @@ EXIT_USAGE = 2
 """Bad input or misuse: the message says what to fix."""
 EXIT_MISSING_VERDICTS = 3
 """AGGREGATE refused: some judging units have no verdict yet."""
+EXIT_UNSCORED = 4
+"""Judging finished but some units ended unscored (provider failures or answers that never parsed):
+the verdicts are incomplete. The reasons are printed; rerun with ``--rejudge-unscored``."""
 
 
-def console() -> Console:
-    """The stdout Rich console (imported lazily so `helix --help` stays fast)."""
+_PIPE_WIDTH = 1000
+"""Console width when the output is not a terminal (a pipe, a file, CI logs): tables take their
+natural width and lines are not wrapped, so ids and paths are never split mid-word."""
+
+
+def _width(stream: TextIO) -> int | None:
+    """None (Rich measures the terminal, or honours COLUMNS) on a terminal; else a wide page."""
+    isatty = getattr(stream, "isatty", None)
+    if os.environ.get("COLUMNS") or (isatty is not None and isatty()):
+        return None
+    return _PIPE_WIDTH
+
+
+def console(*, soft_wrap: bool = False) -> Console:
+    """The stdout Rich console (imported lazily so `helix --help` stays fast).
+
+    ``soft_wrap=True`` never wraps printed lines on a terminal either (long paths stay whole).
+    """
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=soft_wrap, width=_width(sys.stdout))
 
 
 def err_console() -> Console:
     """The stderr Rich console."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, width=_width(sys.stderr))
 
 
 def helix_errors(fn: Callable[P, R]) -> Callable[P, R]:
@@ -62,7 +83,7 @@ def helix_errors(fn: Callable[P, R]) -> Callable[P, R]:
             _print_error(str(exc))
             raise typer.Exit(EXIT_USAGE) from None
         except HelixError as exc:
-            _print_error(f"{type(exc).__name__}: {exc}")
+            _print_error(str(exc))
             raise typer.Exit(EXIT_USAGE) from None
         except KeyboardInterrupt:
             _print_error("interrupted; finished work is kept on disk, rerun the same command to resume")

@@ -57,7 +57,7 @@ def _demo_campaign(out: Path) -> None:
         f"campaign: {result.total} cells ({result.cached} cached, {result.dispatched} run), "
         "graded on the shop records the agent produced:"
     )
-    for name, stat in result.aggregates.by_judge.items():
+    for name, stat in result.aggregates.by_scorer.items():
         d = stat.distribution
         c.print(
             f"  {name:<15} mean {stat.mean:.2f} ci95 [{stat.ci95[0]:.2f}, {stat.ci95[1]:.2f}] "

@@ -25,7 +25,7 @@ def print_scorecard(out: Console, card: Scorecard) -> None:
         caption="pass rate over decided verdicts, Wilson 95% interval; p/f/u/x = pass, fail, uncertain, unscored",
         caption_justify="left",
     )
-    table.add_column("criterion", overflow="fold")
+    table.add_column("criterion", no_wrap=True)  # an id split over two lines is no longer an id
     table.add_column("severity")
     table.add_column("kind")
     table.add_column("outcome")

@@ -24,11 +24,12 @@ _FORMAT_HELP = (
 
 def _render(report: IntakeReport) -> None:
     """Print the intake summary. Tool names and skip details come from the file: escape them for Rich."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)  # paths and details unbroken
+    from ._common import console as make_console
+
+    console = make_console(soft_wrap=True)  # paths and details unbroken
     console.print(f"[bold]{escape(report.path)}[/bold]")
     console.print(f"  format      {escape(report.format or '?')} ({escape(report.detection or '')})")
     console.print(f"  traces read {report.traces_read}")
@@ -64,11 +65,12 @@ def _render(report: IntakeReport) -> None:
 
 def _render_summary(summary: IntakeSummary) -> None:
     """Per-format counts, then one line per file, then the files no reader took (with the reason)."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)  # paths and details unbroken
+    from ._common import console as make_console
+
+    console = make_console(soft_wrap=True)  # paths and details unbroken
     table = Table(title="formats", title_justify="left")
     table.add_column("format")
     table.add_column("files", justify="right")

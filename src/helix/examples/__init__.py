@@ -46,7 +46,7 @@ from ._episodes import (
     run_episode,
 )
 from ._mistakes import MISTAKE_KINDS, MistakeKind, MistakeRates
-from ._resources import POLICY_TEXT, criteria_path, policy_path
+from ._resources import POLICY_TEXT, campaign_config_path, criteria_path, policy_path
 from ._scenarios import (
     SCENARIOS,
     CustomerRequest,
@@ -112,6 +112,7 @@ __all__ = [
     "ToolErrorCode",
     "ToolName",
     "base_shop",
+    "campaign_config_path",
     "campaign_scenarios",
     "criteria_path",
     "diff_states",

@@ -72,6 +72,8 @@ def run_demo(out_dir: str | Path, *, n: int = DEMO_RUNS, seed: int = DEMO_SEED) 
     from ._episodes import criteria_path, generate_episodes
 
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; pass a directory for the demo's traces, run and report")
     run = out / "run"
     if run.exists():
         if not (run / "run.json").exists():
@@ -128,15 +130,10 @@ def run_demo_campaign(out_dir: str | Path, *, reps: int = DEMO_CAMPAIGN_REPS) ->
     """
     import asyncio
 
-    from ..campaign import (
-        example_config_path,
-        load_campaign_config,
-        resolve_campaign,
-        run_configured_campaign,
-        write_campaign_report,
-    )
+    from ..campaign import load_campaign_config, resolve_campaign, write_campaign_report
+    from ._resources import campaign_config_path
 
-    config = load_campaign_config(example_config_path()).model_copy(update={"reps": reps})
+    config = load_campaign_config(campaign_config_path()).model_copy(update={"reps": reps})
     run_dir = Path(out_dir) / "campaign"
-    result = asyncio.run(run_configured_campaign(resolve_campaign(config, run_dir=run_dir)))
+    result = asyncio.run(resolve_campaign(config, run_dir=run_dir).run())
     return result, write_campaign_report(run_dir)

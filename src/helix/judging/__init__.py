@@ -12,14 +12,19 @@ from ._criteria import (
     FewShotExample,
     Severity,
 )
-from ._loader import criteria_from_dict, dump_criteria, load_criteria
-from ._model_transport import (
-    ModelJudgeProgress,
-    ModelJudgeSummary,
-    judge_packets_with_model,
-    judge_packets_with_model_sync,
-    parse_feedback_message,
+from ._engine import (
+    CallTally,
+    Judgment,
+    JudgmentUnscoredError,
+    PacketKind,
+    Reask,
+    Unscored,
+    judge_packet,
+    read_answer,
 )
+from ._kind import PacketView, TrajectoryJudging, parse_feedback_message, read_packet_view
+from ._loader import criteria_from_dict, dump_criteria, load_criteria
+from ._model_transport import judge_packets_with_model, judge_packets_with_model_sync
 from ._packets import (
     PACKET_FORMAT_VERSION,
     Packet,
@@ -32,7 +37,7 @@ from ._packets import (
     write_packet,
 )
 from ._parse import parse_verdict_file, parse_verdict_text
-from ._prompt import INSTRUCTIONS, PROMPT_VERSION, render_prompt
+from ._prompt import LAYOUT_REVISION, PromptPrefix, render_messages, render_prompt
 from ._results import JudgedRun, TraceCriterionResult
 from ._run import (
     RUN_FORMAT_VERSION,
@@ -46,6 +51,8 @@ from ._run import (
     open_run,
     prep_run,
 )
+from ._texts import INSTRUCTIONS, PROMPT_VERSION
+from ._transport import ModelJudgeProgress, ModelJudgeSummary
 from ._units import (
     CriterionView,
     ExampleView,
@@ -66,10 +73,12 @@ __all__ = [
     "BUILTIN_CHECKS",
     "CRITERIA_FORMAT_VERSION",
     "INSTRUCTIONS",
+    "LAYOUT_REVISION",
     "PACKET_FORMAT_VERSION",
     "PROMPT_VERSION",
     "RUN_FORMAT_VERSION",
     "VERDICT_FORMAT_VERSION",
+    "CallTally",
     "CheckOutcome",
     "CodeCheck",
     "CodeCheckError",
@@ -84,11 +93,17 @@ __all__ = [
     "JudgedRun",
     "JudgingRun",
     "JudgingUnit",
+    "Judgment",
+    "JudgmentUnscoredError",
     "ModelJudgeProgress",
     "ModelJudgeSummary",
     "Packet",
+    "PacketKind",
+    "PacketView",
     "Pin",
     "PrepSummary",
+    "PromptPrefix",
+    "Reask",
     "Result",
     "RunCounts",
     "RunInputs",
@@ -98,9 +113,11 @@ __all__ = [
     "ToolCallView",
     "TraceCriterionResult",
     "Trajectory",
+    "TrajectoryJudging",
     "TranscriptEntry",
     "UnitAxis",
     "UnitKind",
+    "Unscored",
     "VerdictFile",
     "VerdictFormat",
     "build_packet",
@@ -108,6 +125,7 @@ __all__ = [
     "collect_results",
     "criteria_from_dict",
     "dump_criteria",
+    "judge_packet",
     "judge_packets_with_model",
     "judge_packets_with_model_sync",
     "judged_content",
@@ -122,7 +140,10 @@ __all__ = [
     "prep_run",
     "present_criterion",
     "present_trace",
+    "read_answer",
     "read_packet",
+    "read_packet_view",
+    "render_messages",
     "render_prompt",
     "resolve_check",
     "result_rows",

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_serializer
 
 from .._exceptions import InputFileError, UsageError
 from .._util import content_hash, write_atomic
-from ._prompt import INSTRUCTIONS, PACKET_DELIVERY, PROMPT_VERSION
+from ._texts import INSTRUCTIONS, PACKET_DELIVERY, PROMPT_VERSION
 from ._units import CriterionView, JudgingUnit, Trajectory, UnitAxis, judged_content
 from ._verdict import VERDICT_FORMAT_VERSION
 

@@ -30,7 +30,7 @@ from ._checks import run_code_check
 from ._criteria import CriteriaMatrix
 from ._loader import dump_criteria, load_criteria
 from ._packets import Packet, Pin, build_packet, read_packet, write_packet
-from ._prompt import PROMPT_VERSION
+from ._texts import PROMPT_VERSION
 from ._units import JudgingUnit, UnitAxis, build_units
 from ._verdict import CriterionVerdict, JudgeInfo, VerdictFile
 
@@ -225,7 +225,7 @@ def prep_run(
     record it). Unchanged files are not rewritten, so PREP on the same inputs is idempotent; packets
     of units that no longer exist are removed, verdict files are never removed.
     """
-    from .. import __version__
+    from .._version import __version__
 
     trace_list = list(traces)
     units = build_units(trace_list, matrix, axis=unit)

@@ -23,7 +23,7 @@ from .._exceptions import UsageError
 from .._util import content_hash
 from ..traces import Event, Message, Trace
 from ._criteria import CriteriaMatrix, Criterion
-from ._prompt import PROMPT_VERSION
+from ._texts import PROMPT_VERSION
 
 __all__ = [
     "CriterionView",

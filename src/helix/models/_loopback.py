@@ -1,18 +1,29 @@
 """A scripted LLM server on 127.0.0.1 that speaks the OpenAI and Anthropic HTTP APIs.
 
-Tests and benchmarks talk to it over real HTTP through the official clients, so what they exercise
-is the code users run. Replies come from a queue of scripted answers, then from a responder
-callable; each may be text, an HTTP error status (with ``Retry-After``), a dropped connection or a
-delay. Every request body is recorded.
+Tests and benchmarks talk to it over real HTTP, so what they exercise is the code users run.
+Replies come from a queue of scripted answers, then from a responder callable; each may be text, an
+HTTP error status (with ``Retry-After``), a dropped connection or a delay. Every request body is
+recorded. Two provider behaviours can be switched on:
+
+* ``rate_limit``: a token bucket of ``rate`` requests per second (``burst`` deep, full at start);
+  a request that finds it empty is answered 429 at once with ``Retry-After`` and ``retry-after-ms``
+  saying when the next token arrives, as the providers do;
+* ``prompt_cache``: usage reports cached prompt tokens the way each provider does. Anthropic: the
+  prompt up to a block marked ``cache_control`` is read from the cache when an earlier request
+  wrote the same prefix (``cache_read_input_tokens``), else written (``cache_creation_input_tokens``).
+  OpenAI: prompts of 1,024 tokens or more are cached automatically in 128-token steps
+  (``prompt_tokens_details.cached_tokens``). Tokens are counted as four characters each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import itertools
 import threading
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,7 +35,7 @@ from aiohttp import web
 
 from ._protocol import ModelSpec
 
-__all__ = ["RecordedRequest", "Responder", "ScriptedLLMServer", "ScriptedReply"]
+__all__ = ["RateLimit", "RecordedRequest", "Responder", "ScriptedLLMServer", "ScriptedReply"]
 
 Api = Literal["openai", "anthropic"]
 
@@ -63,13 +74,16 @@ class RecordedRequest:
     @property
     def prompt_text(self) -> str:
         """All message contents (and an Anthropic ``system``) joined, for matching in responders."""
-        parts = [str(self.body.get("system", ""))] if self.body.get("system") else []
-        for m in self.body.get("messages", []):
-            content = m.get("content", "")
-            if isinstance(content, list):
-                content = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
-            parts.append(str(content))
+        parts = [_text(self.body["system"])] if self.body.get("system") else []
+        parts += [_text(m.get("content", "")) for m in self.body.get("messages", [])]
         return "\n".join(parts)
+
+
+def _text(content: Any) -> str:
+    """A message content (a string, or a list of text blocks) as plain text."""
+    if isinstance(content, list):
+        return "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return str(content)
 
 
 Responder = Callable[[RecordedRequest], "ScriptedReply | str | Awaitable[ScriptedReply | str]"]
@@ -77,6 +91,70 @@ Responder = Callable[[RecordedRequest], "ScriptedReply | str | Awaitable[Scripte
 
 def _approx_tokens(text: str) -> int:
     return max(1, len(text) // 4)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RateLimit:
+    """A token bucket: ``rate`` requests per second, at most ``burst`` at once (default: one second's)."""
+
+    rate: float
+    burst: float | None = None
+
+
+class _Bucket:
+    def __init__(self, limit: RateLimit) -> None:
+        self.rate = limit.rate
+        self.capacity = max(1.0, limit.burst if limit.burst is not None else limit.rate)
+        self.tokens = self.capacity
+        self.at = time.monotonic()
+
+    def take(self) -> float | None:
+        """Take a token; None when granted, else the seconds until the next one."""
+        now = time.monotonic()
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return None
+        return (1.0 - self.tokens) / self.rate
+
+
+_OPENAI_CACHE_MIN_CHARS = 1024 * 4
+_OPENAI_CACHE_STEP_CHARS = 128 * 4
+
+
+class _PromptCache:
+    """Which prompt prefixes an earlier request put in the (simulated) provider cache."""
+
+    def __init__(self) -> None:
+        self._seen: set[bytes] = set()
+
+    def openai(self, text: str) -> int:
+        """Cached tokens of an OpenAI prompt: the longest stored prefix, in 128-token steps."""
+        if len(text) < _OPENAI_CACHE_MIN_CHARS:
+            return 0
+        data = text.encode()
+        h = hashlib.sha256()
+        cached = 0
+        hit = True
+        for start in range(0, len(data) - _OPENAI_CACHE_STEP_CHARS + 1, _OPENAI_CACHE_STEP_CHARS):
+            h.update(data[start : start + _OPENAI_CACHE_STEP_CHARS])
+            digest = h.copy().digest()
+            end = start + _OPENAI_CACHE_STEP_CHARS
+            if hit and digest in self._seen:
+                if end >= _OPENAI_CACHE_MIN_CHARS:
+                    cached = end
+            else:
+                hit = False
+            self._seen.add(digest)
+        return cached // 4
+
+    def anthropic(self, prefix: str) -> bool:
+        """Whether the prefix up to a ``cache_control`` block was stored (and store it)."""
+        digest = hashlib.sha256(prefix.encode()).digest()
+        hit = digest in self._seen
+        self._seen.add(digest)
+        return hit
 
 
 class ScriptedLLMServer:
@@ -87,6 +165,7 @@ class ScriptedLLMServer:
     OpenAI-style base (``.../v1``); ``srv.anthropic_base_url`` is the root the Anthropic SDK wants.
     ``record=False`` stops keeping request bodies (for long benchmarks). ``reuse_port=True`` with a
     fixed ``port`` lets several server processes share one port (the kernel spreads connections).
+    ``rate_limit`` and ``prompt_cache`` switch on the provider behaviours of the module docstring.
     """
 
     def __init__(
@@ -98,6 +177,8 @@ class ScriptedLLMServer:
         record: bool = True,
         port: int = 0,
         reuse_port: bool = False,
+        rate_limit: RateLimit | None = None,
+        prompt_cache: bool = False,
     ) -> None:
         self._responder = responder
         self._script: deque[ScriptedReply | str] = deque(script)
@@ -107,8 +188,12 @@ class ScriptedLLMServer:
         self._reuse_port = reuse_port
         self.requests: list[RecordedRequest] = []
         self.request_count = 0
+        self.statuses: Counter[int] = Counter()
+        """How many requests were answered with each HTTP status (dropped ones are not counted)."""
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
+        self._bucket = _Bucket(rate_limit) if rate_limit is not None else None
+        self._cache = _PromptCache() if prompt_cache else None
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -220,6 +305,13 @@ class ScriptedLLMServer:
         self.request_count += 1
         if self._record:
             self.requests.append(recorded)
+        if self._bucket is not None:
+            wait_s = self._bucket.take()
+            if wait_s is not None:
+                self.statuses[429] += 1
+                return self._error(
+                    ScriptedReply(status=429, text="rate limit reached", retry_after=round(wait_s, 3)), api
+                )
         reply = await self._next_reply(recorded)
         wait = self.latency_s + reply.delay_s
         if wait > 0:
@@ -228,6 +320,7 @@ class ScriptedLLMServer:
             if request.transport is not None:
                 request.transport.close()
             raise asyncio.CancelledError  # aiohttp stops handling a request whose peer is gone
+        self.statuses[reply.status] += 1
         if reply.raw_body is not None:
             return web.Response(status=reply.status, body=reply.raw_body, content_type="application/json")
         if reply.status != 200:
@@ -259,7 +352,11 @@ class ScriptedLLMServer:
             }
         else:
             payload = {"type": "error", "error": {"type": "scripted_error", "message": message}}
-        headers = {"Retry-After": str(reply.retry_after)} if reply.retry_after is not None else {}
+        headers: dict[str, str] = {}
+        if reply.retry_after is not None:
+            headers["Retry-After"] = str(reply.retry_after)
+            if isinstance(reply.retry_after, int | float):
+                headers["retry-after-ms"] = str(int(reply.retry_after * 1000))
         return web.Response(
             status=reply.status, body=orjson.dumps(payload), content_type="application/json", headers=headers
         )
@@ -283,8 +380,14 @@ class ScriptedLLMServer:
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": self._openai_cached(req, prompt_tokens)},
             },
         }
+
+    def _openai_cached(self, req: RecordedRequest, prompt_tokens: int) -> int:
+        if self._cache is None:
+            return 0
+        return min(prompt_tokens, self._cache.openai(req.prompt_text))
 
     def _anthropic_body(self, req: RecordedRequest, text: str, model: str) -> dict[str, Any]:
         n = next(self._ids)
@@ -296,8 +399,36 @@ class ScriptedLLMServer:
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": _approx_tokens(req.prompt_text),
-                "output_tokens": _approx_tokens(text),
-            },
+            "usage": {**self._anthropic_input(req), "output_tokens": _approx_tokens(text)},
         }
+
+    def _anthropic_input(self, req: RecordedRequest) -> dict[str, int]:
+        total = _approx_tokens(req.prompt_text)
+        prefix = _cached_prefix(req.body) if self._cache is not None else None
+        if prefix is None or self._cache is None:
+            return {"input_tokens": total, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+        part = min(total, len(prefix) // 4)
+        hit = self._cache.anthropic(prefix)
+        return {
+            "input_tokens": total - part,
+            "cache_read_input_tokens": part if hit else 0,
+            "cache_creation_input_tokens": 0 if hit else part,
+        }
+
+
+def _cached_prefix(body: dict[str, Any]) -> str | None:
+    """The prompt text up to the last block marked ``cache_control`` (Anthropic), or None."""
+    parts: list[str] = []
+    found: int | None = None
+    system = body.get("system")
+    blocks: list[Any] = system if isinstance(system, list) else ([{"text": system}] if system else [])
+    for message in body.get("messages", []):
+        content = message.get("content", "")
+        blocks.extend(content if isinstance(content, list) else [{"text": content}])
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        parts.append(str(block.get("text", "")))
+        if block.get("cache_control"):
+            found = len(parts)
+    return None if found is None else "".join(parts[:found])

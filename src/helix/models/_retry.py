@@ -1,11 +1,12 @@
 """Our own retry policy for provider calls: capped exponential backoff with full jitter.
 
-The provider SDKs' built-in retries are switched off so that there is one policy, with injectable
-``sleep`` and ``rng`` (tests run it in microseconds) and an attempt count we can record.
+One policy for every provider call, with injectable ``sleep`` and ``rng`` (tests run it in
+microseconds) and an attempt count we can record.
 
-Transient failures are retried: HTTP 408, 409, 429 and every 5xx, timeouts and dropped
-connections. A ``Retry-After`` (or ``retry-after-ms``) header sets a floor on the wait. Anything
-else (400, 401, 403, 404, 422...) fails at once: repeating a bad request only burns money.
+Transient failures are retried: HTTP 408, 409, 429 and every 5xx, timeouts, refused and dropped
+connections, and an HTTP 200 whose body is not the API's JSON (a proxy's error page). A
+``Retry-After`` (or ``retry-after-ms``) header sets a floor on the wait. Anything else (400, 401,
+403, 404, 422...) fails at once: repeating a bad request only burns money.
 """
 
 from __future__ import annotations
@@ -15,13 +16,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TypeVar
+
+import orjson
 
 from .._exceptions import ModelError, ModelHTTPError
+from ._protocol import FailureKind
 
-__all__ = ["Failure", "RetryPolicy", "is_retryable_status", "parse_retry_after", "run_with_retry"]
-
-T = TypeVar("T")
+__all__ = [
+    "Failure",
+    "RetryPolicy",
+    "give_up",
+    "is_retryable_status",
+    "parse_retry_after",
+    "status_failure",
+    "status_kind",
+]
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -85,8 +94,9 @@ class RetryPolicy:
 
 @dataclass(frozen=True, kw_only=True)
 class Failure:
-    """A provider error translated into what the retry loop needs to know."""
+    """A failed attempt translated into what the retry loop needs to know."""
 
+    kind: FailureKind
     retryable: bool
     message: str
     status_code: int | None = None
@@ -94,40 +104,47 @@ class Failure:
     retry_after: float | None = None
 
 
-async def run_with_retry(
-    attempt: Callable[[], Awaitable[T]],
-    *,
-    classify: Callable[[Exception], Failure | None],
-    policy: RetryPolicy,
-    sleep: Sleep,
-    rng: random.Random,
-    model: str,
-) -> tuple[T, int]:
-    """Call ``attempt`` until it succeeds or the policy gives up; return (result, attempts made).
-
-    ``classify`` maps a provider exception to a :class:`Failure`, or None for exceptions that are
-    not provider failures (those propagate untouched). Gives up with :class:`ModelHTTPError` when
-    the last failure had an HTTP status, else :class:`ModelError`; both carry ``attempts``.
-    """
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            return await attempt(), attempts
-        except Exception as exc:
-            failure = classify(exc)
-            if failure is None:
-                raise
-            if not failure.retryable or attempts > policy.max_retries:
-                raise _give_up(failure, model=model, attempts=attempts) from exc
-            await sleep(policy.delay(attempts, rng, failure.retry_after))
+def status_kind(status: int) -> FailureKind:
+    """The failure kind of an HTTP error status."""
+    if status == 429:
+        return "rate_limited"
+    if status in (503, 529):
+        return "overloaded"
+    return "server_error" if is_retryable_status(status) else "refused"
 
 
-def _give_up(failure: Failure, *, model: str, attempts: int) -> ModelError:
+def status_failure(status: int, headers: Mapping[str, str], body: bytes) -> Failure:
+    """The failure an HTTP error response stands for, with the provider's own message when it gave one."""
+    text = body[:4000].decode("utf-8", "replace")
+    message = text.strip()[:500] or f"HTTP {status}"
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            message = err["message"]
+        elif isinstance(err, str):
+            message = err
+    kind = status_kind(status)
+    return Failure(
+        kind=kind,
+        retryable=kind != "refused",
+        message=message,
+        status_code=status,
+        body=text,
+        retry_after=parse_retry_after(headers),
+    )
+
+
+def give_up(failure: Failure, *, model: str, attempts: int) -> ModelError:
+    """The error raised when the retry loop stops: why, after how many attempts, and what to do."""
     if failure.retryable:
         how = (
-            f"still failing after {attempts} attempt(s); the provider is overloaded or down. "
-            "Re-run later (finished units are kept) or raise max_retries."
+            f"still failing after {attempts} attempt(s); "
+            + _ADVICE.get(failure.kind, "the provider is overloaded or down")
+            + ". Re-run later (finished units are kept) or raise max_retries."
         )
     else:
         how = "not retried: the request itself was refused. Check the model id, API key and base_url."
@@ -138,5 +155,16 @@ def _give_up(failure: Failure, *, model: str, attempts: int) -> ModelError:
             status_code=failure.status_code,
             body=failure.body[:2000],
             attempts=attempts,
+            kind=failure.kind,
         )
-    return ModelError(f"{failure.message} ({how})", model=model, attempts=attempts)
+    return ModelError(f"{failure.message} ({how})", model=model, attempts=attempts, kind=failure.kind)
+
+
+_ADVICE: dict[str, str] = {
+    "connection_refused": "nothing is listening at that address: start the server or fix base_url",
+    "connection_failed": "the address did not resolve or the connection kept dropping: check base_url "
+    "and the network",
+    "timeout": "the server did not answer in time: it may be overloaded, or raise the timeout",
+    "bad_response": "the server answers, but not with this API's JSON: check that base_url points at the "
+    "API (for OpenAI-compatible servers it usually ends in /v1)",
+}

@@ -10,6 +10,6 @@ async with ScriptedLLMServer(script=[ScriptedReply(status=429, retry_after=0), "
 ```
 """
 
-from ._loopback import RecordedRequest, Responder, ScriptedLLMServer, ScriptedReply
+from ._loopback import RateLimit, RecordedRequest, Responder, ScriptedLLMServer, ScriptedReply
 
-__all__ = ["RecordedRequest", "Responder", "ScriptedLLMServer", "ScriptedReply"]
+__all__ = ["RateLimit", "RecordedRequest", "Responder", "ScriptedLLMServer", "ScriptedReply"]

@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .. import __version__
 from .._exceptions import UsageError
 from .._util import content_hash, write_atomic
+from .._version import __version__
 from ..judging import JudgedRun, JudgeInfo, TraceCriterionResult
 from ..scoring import CriterionScore, GateResult, RateInterval, Scorecard, ValidationRecord
 from ._assets import CSP, SCRIPT, STYLE

@@ -7,7 +7,7 @@ from ._convert import (
     iter_trace_files,
     write_traces_parquet,
 )
-from ._formats import TRACE_FORMATS, FormatDetection, TraceFormat, detect_format
+from ._format import TraceFormat
 from ._intake import TraceIntake, iter_traces, read_traces, write_traces_jsonl
 from ._model import (
     TRACE_FORMAT_VERSION,
@@ -21,6 +21,7 @@ from ._model import (
     Trace,
     Usage,
 )
+from ._registry import TRACE_FORMATS, FormatDetection, detect_format
 from ._report import (
     CountSummary,
     DuplicateId,

@@ -15,26 +15,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from ._chat import BadRecord, shown
-from ._depth import clipped_retry
-from ._openinference import number
+from ._format import FormatSpec, Source, TraceLocated, records_sniffer
+from ._json import clipped_retry, json_values, page_items
 from ._report import IntakeReport
-from ._span_content import (
-    MessagesOf,
-    decode_json,
-    item_converter,
-    messages_of,
-    parse_time,
-    plain_messages,
-)
-from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
+from ._span_content import MessagesOf, item_converter, messages_of, parse_time, plain_messages
+from ._spans import Span, SpanGrouper, SpanTraces
+from ._values import BadRecord, count, decode_json, shown, usage_with_total
 
-__all__ = ["read_agents_sdk"]
+__all__ = ["OPENAI_AGENTS"]
 
 _KINDS = {"generation": "llm", "response": "llm", "function": "tool", "agent": "agent"}
 _MAX_LITERAL_CHARS = 100_000
@@ -64,23 +56,17 @@ def _usage(raw: Any) -> dict[str, Any] | None:
     details_in = raw.get("input_tokens_details")
     details_out = raw.get("output_tokens_details")
     usage = {
-        "input_tokens": number(raw.get("input_tokens", raw.get("prompt_tokens"))),
-        "output_tokens": number(raw.get("output_tokens", raw.get("completion_tokens"))),
-        "total_tokens": number(raw.get("total_tokens")),
-        "cache_read_input_tokens": number(details_in.get("cached_tokens"))
+        "input_tokens": count(raw.get("input_tokens", raw.get("prompt_tokens"))),
+        "output_tokens": count(raw.get("output_tokens", raw.get("completion_tokens"))),
+        "total_tokens": count(raw.get("total_tokens")),
+        "cache_read_input_tokens": count(details_in.get("cached_tokens"))
         if isinstance(details_in, dict)
         else None,
-        "reasoning_tokens": number(details_out.get("reasoning_tokens"))
+        "reasoning_tokens": count(details_out.get("reasoning_tokens"))
         if isinstance(details_out, dict)
         else None,
     }
-    if (
-        usage["total_tokens"] is None
-        and usage["input_tokens"] is not None
-        and usage["output_tokens"] is not None
-    ):
-        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-    return usage if any(v is not None for v in usage.values()) else None
+    return usage_with_total(usage)
 
 
 _AS_INPUT = item_converter("user")
@@ -148,20 +134,11 @@ def _span(
     )
 
 
-def _records(value: Any) -> list[Any]:
-    if isinstance(value, dict) and isinstance(value.get("data"), list):
-        return list(value["data"])  # an ingest batch
-    return value if isinstance(value, list) else [value]
-
-
-def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """OpenAI Agents SDK ``trace``/``trace.span`` exports (JSONL, JSON array or ingest batches)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "openai-agents")
-    for line, given, value in iter_json_values(fh, report, ("data",)):
-        items = _records(value)
-        for index, item in enumerate(items, 1):
-            record = given if given is not None else (index if line is None else None)
-            where = f"item {index} of the line: " if line is not None and len(items) > 1 else ""
+    for line, given, value in json_values(source.fh, report, pages=("data",)):
+        for record, item, where in page_items(value, "data", line, given):
             kind = item.get("object") if isinstance(item, dict) else None
             if kind == "trace" and isinstance(item, dict):
                 trace_id = item.get("id")
@@ -202,3 +179,13 @@ def read_agents_sdk(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator
             yield from intake.emit(grouper.ready())
     yield from intake.emit(grouper.drain())
     intake.finish()
+
+
+def _sniff_record(value: dict[str, Any]) -> str | None:
+    kind = value.get("object")
+    if (kind == "trace.span" and "span_data" in value) or (kind == "trace" and "workflow_name" in value):
+        return f'an OpenAI Agents SDK export ("object": {shown(kind)})'
+    return None
+
+
+OPENAI_AGENTS = FormatSpec(name="openai-agents", sniff=records_sniffer(_sniff_record), read=_read)

@@ -7,16 +7,15 @@ to the assistant call that asked for it (input = the call's parsed arguments, na
 
 from __future__ import annotations
 
-import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from ._model import Role
-from ._report import SkipReason
+from ._values import BadRecord, shown
 
-__all__ = ["BadRecord", "ChatConversion", "convert_chat", "looks_like_tool_error", "shown"]
+__all__ = ["ChatConversion", "convert_chat", "looks_like_tool_error", "tool_arguments"]
 
 _ROLES: dict[str, Role] = {
     "system": "system",
@@ -29,26 +28,6 @@ _ROLES: dict[str, Role] = {
 _KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "function_call"})
 _TEXT_PART_KEYS = ("text", "refusal")
 _ERROR_DETAIL_CHARS = 500
-
-
-_SHOWN = reprlib.Repr()
-_SHOWN.maxlevel = 3  # a hostile value may nest 1,000 levels: repr() would exhaust the recursion limit
-_SHOWN.maxstring = _SHOWN.maxother = 80
-_SHOWN.maxlist = _SHOWN.maxdict = 4
-
-
-def shown(value: Any) -> str:
-    """A source value as messages show it: its repr, shortened and safe at any nesting depth."""
-    return _SHOWN.repr(value)
-
-
-class BadRecord(Exception):
-    """A record that cannot become a trace; ``detail`` says which field and why."""
-
-    def __init__(self, detail: str, reason: SkipReason = "invalid-record") -> None:
-        self.detail = detail
-        self.reason: SkipReason = reason
-        super().__init__(detail)
 
 
 @dataclass(slots=True)
@@ -82,7 +61,7 @@ def _text_of(content: Any, where: str) -> tuple[str | None, list[Any] | None]:
     )
 
 
-def _arguments(raw: Any) -> dict[str, Any] | str:
+def tool_arguments(raw: Any) -> dict[str, Any] | str:
     """Parsed tool-call arguments: a JSON object string becomes a dict; anything else stays a string."""
     if isinstance(raw, dict):
         return raw
@@ -122,12 +101,14 @@ def _tool_calls(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
                 {
                     "id": str(call_id) if call_id is not None else None,
                     "name": name,
-                    "arguments": _arguments(spec.get("arguments")),
+                    "arguments": tool_arguments(spec.get("arguments")),
                 }
             )
     legacy = message.get("function_call")
     if isinstance(legacy, dict) and isinstance(legacy.get("name"), str):
-        calls.append({"id": None, "name": legacy["name"], "arguments": _arguments(legacy.get("arguments"))})
+        calls.append(
+            {"id": None, "name": legacy["name"], "arguments": tool_arguments(legacy.get("arguments"))}
+        )
     return calls
 
 

@@ -10,21 +10,16 @@ stays under ``_WRITABLE_DEPTH`` levels and replace deeper parts by a note.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
-from ._chat import BadRecord
-
-__all__ = ["bounded", "clipped_retry", "same_items", "too_deep"]
-
-T = TypeVar("T")
+__all__ = ["CLIP_DEPTH", "bounded", "same_items", "too_deep"]
 
 _WRITABLE_DEPTH = 150
 _ORJSON_DEPTH = 255  # orjson.dumps raises TypeError past this many levels: the probe below
-_CLIP_DEPTH = 100
-_CLIPPED = f"[a value nested deeper than {_CLIP_DEPTH} levels was dropped]"
+CLIP_DEPTH = 100
+_CLIPPED = f"[a value nested deeper than {CLIP_DEPTH} levels was dropped]"
 
 
 _probe = threading.local()  # per thread: a prebuilt chain of lists the probed value is hung into
@@ -52,7 +47,7 @@ def too_deep(value: Any) -> bool:
 
 def bounded(value: Any) -> Any:
     """``value`` unchanged when a trace holding it can be written and read back as JSON; else with its
-    parts past ``_CLIP_DEPTH`` levels replaced by a note. Containers are edited in place."""
+    parts past ``CLIP_DEPTH`` levels replaced by a note. Containers are edited in place."""
     if not isinstance(value, dict | list) or not too_deep(value):
         return value
     root: list[Any] = [value]
@@ -62,24 +57,11 @@ def bounded(value: Any) -> Any:
         for key in range(len(node)) if isinstance(node, list) else list(node):
             child = node[key]
             if isinstance(child, dict | list):
-                if depth + 1 >= _CLIP_DEPTH:
+                if depth + 1 >= CLIP_DEPTH:
                     node[key] = _CLIPPED
                 else:
                     stack.append((child, depth + 1))
     return root[0]
-
-
-def clipped_retry(convert: Callable[..., T], value: Any, *args: Any, **kwargs: Any) -> T:
-    """``convert(value, *args, **kwargs)``; if ``value`` nests too deeply for Python or orjson (hostile input reaches
-    ~1,000 levels), again with its deep parts clipped (:func:`bounded`), else a :class:`BadRecord`."""
-    try:
-        return convert(value, *args, **kwargs)
-    except (RecursionError, orjson.JSONEncodeError):
-        pass
-    try:
-        return convert(bounded(value), *args, **kwargs)
-    except (RecursionError, orjson.JSONEncodeError):
-        raise BadRecord(f"a value is nested more than {_CLIP_DEPTH} levels deep and cannot be read") from None
 
 
 def same_items(a: Any, b: Any) -> bool:

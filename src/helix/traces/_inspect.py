@@ -10,26 +10,24 @@ to judges).
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
-
 from .._exceptions import UsageError
-from ._chat import BadRecord, convert_chat, shown
-from ._coerce import chat_messages, kind_of, llm_side, number, text_or_none, usage_from, validate_trace
-from ._depth import clipped_retry
+from ._chat import convert_chat
+from ._dialects import chat_messages, llm_side
+from ._format import FormatSpec, NotThisFormat, Source, TraceLocated
+from ._json import clipped_retry, json_values, validated
 from ._model import Trace
 from ._report import IntakeReport
-from ._source import read_all
+from ._source import read_magic
 from ._span_content import parse_time
 from ._spans import Span, SpanGroup, build_trace
-from ._stream import is_big, stream_items, stream_value
+from ._values import BadRecord, kind_of, number, shown, text_or_none, usage_from
 
-Located = tuple[int | None, int | None, Trace]
-
-__all__ = ["ZIP_MAGIC", "is_inspect_value", "read_inspect", "sample_to_trace"]
+__all__ = ["INSPECT", "sample_to_trace"]
 
 ZIP_MAGIC = b"PK\x03\x04"
 INSTALL_HINT = "pip install 'helix-evals[inspect]'"
@@ -302,61 +300,48 @@ def sample_to_trace(header: dict[str, Any], sample: Any) -> Trace:
             "scores": _scores(sample),
         }
     )
-    return validate_trace(fields)
+    return validated(fields)
 
 
 def _sample_trace(sample: Any, header: dict[str, Any]) -> Trace:
     return sample_to_trace(header, sample)
 
 
-def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
-    def on_error(line: int, message: str) -> None:
-        report.skip("unreadable", f"the file could not be read: {message}", line=line)
-
-    if is_big(fh):
-        yield from _from_big_json(fh, report)
-        return
-    content = read_all(fh, on_error)
-    if content is None:
-        return
-    try:
-        log = orjson.loads(content)
-    except orjson.JSONDecodeError as exc:
-        report.skip("invalid-json", f"the Inspect log is not valid JSON: {exc}", line=1)
-        return
-    if not is_inspect_value(log):
-        report.skip("wrong-type", f"expected an Inspect eval log object, got a JSON {kind_of(log)}", record=1)
-        return
-    samples = log.get("samples")
-    if samples is None:
-        report.notes.append(
-            f"the log has no samples (status {shown(log.get('status'))}): read as zero traces"
-        )
-        return
-    if not isinstance(samples, list):
-        report.skip("invalid-record", f"'samples' is {kind_of(samples)}; expected a list", record=1)
-        return
-    for index, sample in enumerate(samples, 1):
-        try:
-            yield None, index, clipped_retry(_sample_trace, sample, log)
-        except BadRecord as bad:
-            report.skip(bad.reason, bad.detail, record=index)
-
-
-def _from_big_json(fh: IO[bytes], report: IntakeReport) -> Iterator[Located]:
-    """A big ``.json`` log sample by sample (see :mod:`helix.traces._stream`): the header is its ``eval``."""
-    header = {"eval": stream_value(fh, "eval")}
-    if not isinstance(header["eval"], dict):
-        report.skip("wrong-type", "expected an Inspect eval log object with an 'eval' spec", record=1)
-        return
-    for index, sample in stream_items(fh, "samples.item", report):
-        try:
-            yield None, index, clipped_retry(_sample_trace, sample, header)
-        except BadRecord as bad:
-            report.skip(bad.reason, bad.detail, record=index)
+def _from_json(fh: IO[bytes], report: IntakeReport) -> Iterator[TraceLocated]:
+    """``.json`` logs: one document (streamed sample by sample when big), or one log per line."""
+    no_spec = False  # a log without an 'eval' spec (streamed: once per sample) is reported once
+    for line, given, log in json_values(fh, report, pages=("samples",), header=("eval",), one_document=True):
+        where = {"line": line, "record": given}
+        if not is_inspect_value(log):
+            if isinstance(log, dict) and "samples" in log:
+                if not no_spec:
+                    report.skip(
+                        "wrong-type", "expected an Inspect eval log object with an 'eval' spec", **where
+                    )
+                no_spec = True
+            else:
+                report.skip(
+                    "wrong-type", f"expected an Inspect eval log object, got a JSON {kind_of(log)}", **where
+                )
+            continue
+        samples = log.get("samples")
+        if samples is None:
+            report.notes.append(
+                f"the log has no samples (status {shown(log.get('status'))}): read as zero traces"
+            )
+            continue
+        if not isinstance(samples, list):
+            report.skip("invalid-record", f"'samples' is {kind_of(samples)}; expected a list", **where)
+            continue
+        first = given if given is not None else 1
+        for index, sample in enumerate(samples, first):
+            try:
+                yield None, index, clipped_retry(_sample_trace, sample, log)
+            except BadRecord as bad:
+                report.skip(bad.reason, bad.detail, record=index)
 
 
-def _from_eval(path: Path, report: IntakeReport) -> Iterator[Located]:
+def _from_eval(path: Path, report: IntakeReport) -> Iterator[TraceLocated]:
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_samples
     except ImportError:
@@ -390,11 +375,33 @@ def _from_eval(path: Path, report: IntakeReport) -> Iterator[Located]:
             report.skip(bad.reason, bad.detail, record=index)
 
 
-def read_inspect(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[Located]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """Inspect AI eval logs: ``.eval`` archives (needs the ``inspect`` extra) or ``.json`` logs."""
-    head = fh.read(4)
-    fh.seek(0)
-    if head == ZIP_MAGIC:
-        yield from _from_eval(path, report)
+    if read_magic(source.fh) == ZIP_MAGIC:
+        yield from _from_eval(source.path, report)
     else:
-        yield from _from_json(fh, report)
+        yield from _from_json(source.fh, report)
+
+
+def _sniff(value: Any) -> str | None:
+    if is_inspect_value(value):
+        return "an Inspect AI eval log ('eval' spec with 'samples'/'version')"
+    return None
+
+
+def _sniff_file(magic: bytes, path: Path) -> str | None:
+    """A ZIP archive is an Inspect AI ``.eval`` log when it holds ``header.json`` or a start journal."""
+    if magic != ZIP_MAGIC:
+        return None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise NotThisFormat(f"the file is a damaged ZIP archive ({exc})") from None
+    if "header.json" in names or "_journal/start.json" in names:
+        return "a ZIP archive with header.json: an Inspect AI .eval log"
+    members = ", ".join(sorted(names)[:5])
+    raise NotThisFormat(f"the file is a ZIP archive without an Inspect header.json (members: {members})")
+
+
+INSPECT = FormatSpec(name="inspect", sniff=_sniff, read=_read, sniff_file=_sniff_file)

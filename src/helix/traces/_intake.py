@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .._util import write_atomic
-from ._formats import TraceFormat, detect_format, resolve_format
+from ._format import Source, TraceFormat
 from ._model import Trace
-from ._readers import READERS
+from ._registry import classify_value, detect_format, format_spec, resolve_format
 from ._report import IntakeReport
 from ._source import open_source
 
@@ -34,7 +34,8 @@ def _stream(path: Path, fmt: TraceFormat, report: IntakeReport) -> Iterator[Trac
     duplicates: dict[str, list[str]] = {}
     try:
         with open_source(path) as fh:
-            for line, record, trace in READERS[fmt](fh, path, report):
+            source = Source(path=path, fh=fh, classify=classify_value)
+            for line, record, trace in format_spec(fmt).read(source, report):
                 where = first_seen.setdefault(trace.id, (line, record))
                 if where != (line, record):
                     locations = duplicates.setdefault(trace.id, [_location(*where)])

@@ -16,28 +16,20 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ._chat import BadRecord, shown
-from ._coerce import (
-    batch_items,
-    decode_io,
-    item_prefix,
-    kind_of,
-    llm_side,
-    number,
-    text_or_none,
-    usage_from,
-)
-from ._depth import bounded, clipped_retry
+from ._depth import bounded
+from ._dialects import llm_side
+from ._format import FormatSpec, Source, TraceLocated
 from ._history import HistoryMemo
-from ._model import Score, Trace
+from ._json import clipped_retry, json_values, page_items
+from ._model import Score
 from ._report import IntakeReport
-from ._span_content import MessagesOf, decode_json, parse_time, plain_messages
-from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces, iter_json_values
+from ._span_content import MessagesOf, parse_time, plain_messages
+from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces
+from ._values import BadRecord, decode_io, decode_json, kind_of, number, shown, text_or_none, usage_from
 
-__all__ = ["is_langfuse_value", "read_langfuse"]
+__all__ = ["LANGFUSE"]
 
 _KINDS = {
     "GENERATION": "llm",
@@ -322,26 +314,23 @@ def _row_group(
     return group
 
 
-def read_langfuse(
-    fh: IO[bytes], path: Path, report: IntakeReport
-) -> Iterator[tuple[int | None, int | None, Trace]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """Langfuse: legacy trace objects (one trace each) or v4 observation and score rows (grouped by trace)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "langfuse")
     pending: dict[str, list[Score]] = {}
 
     def scored(
-        located: Iterator[tuple[int | None, int | None, Trace]],
-    ) -> Iterator[tuple[int | None, int | None, Trace]]:
+        located: Iterator[TraceLocated],
+    ) -> Iterator[TraceLocated]:
         for line, record, trace in located:
             trace.scores.extend(pending.pop(trace.id, []))
             yield line, record, trace
 
-    for line, given, value in iter_json_values(fh, report, ("data",)):
-        items = batch_items(value, "data")  # "data": one page of the v2 observations API
-        for index, item in enumerate(items, 1):
-            record = given if given is not None else (index if line is None else None)
+    for line, given, value in json_values(
+        source.fh, report, pages=("data",)
+    ):  # "data": one page of the v2 observations API
+        for index, (record, item, at) in enumerate(page_items(value, "data", line, given), 1):
             where = {"line": line, "record": record}
-            at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):
                 report.skip(
                     "wrong-type", f"{at}expected a Langfuse object, got a JSON {kind_of(item)}", **where
@@ -396,3 +385,12 @@ def read_langfuse(
             f"{orphaned} score row(s) name traces with no observations in the file (or read before the "
             f"score): {', '.join(sorted(pending)[:5])}"
         )
+
+
+def _sniff(value: Any) -> str | None:
+    if is_langfuse_value(value):
+        return "Langfuse data (a trace with 'observations', or observation rows with a parent id)"
+    return None
+
+
+LANGFUSE = FormatSpec(name="langfuse", sniff=_sniff, read=_read)

@@ -9,27 +9,17 @@ session id (LangSmith's own ``session_id`` is the project); ``feedback_stats`` b
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ._chat import BadRecord, shown
-from ._coerce import (
-    batch_items,
-    chat_messages,
-    item_prefix,
-    kind_of,
-    llm_side,
-    number,
-    text_or_none,
-    usage_from,
-)
-from ._depth import clipped_retry
-from ._model import Trace
+from ._dialects import chat_messages, llm_side
+from ._format import FormatSpec, Source, TraceLocated
+from ._json import clipped_retry, json_values, page_items
 from ._report import IntakeReport
-from ._span_content import MessagesOf, decode_json, parse_time, plain_messages
-from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces, iter_json_values
+from ._span_content import MessagesOf, parse_time, plain_messages
+from ._spans import Span, SpanGroup, SpanGrouper, SpanTraces
+from ._values import BadRecord, decode_json, kind_of, number, shown, text_or_none, usage_from
 
-__all__ = ["is_langsmith_value", "read_langsmith"]
+__all__ = ["LANGSMITH"]
 
 _KINDS = {"llm": "llm", "tool": "tool", "retriever": "retrieval", "embedding": "retrieval"}
 _RUN_SIGNALS = ("dotted_order", "parent_run_id", "child_runs", "parent_run_ids", "trace_id")
@@ -297,18 +287,13 @@ def _runs(
     return runs, [_span(run, trace_id, i, where, messages) for i, run in enumerate(runs)]
 
 
-def read_langsmith(
-    fh: IO[bytes], path: Path, report: IntakeReport
-) -> Iterator[tuple[int | None, int | None, Trace]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """LangSmith runs: nested ``child_runs`` trees, or flat runs grouped by trace (streaming)."""
     grouper, intake = SpanGrouper(), SpanTraces(report, "langsmith")
     trace_of: dict[str, str] = {}  # run id -> trace id, for runs that name neither trace_id nor dotted_order
-    for line, given, value in iter_json_values(fh, report, ("runs",)):
-        items = batch_items(value, "runs")
-        for index, item in enumerate(items, 1):
-            record = given if given is not None else (index if line is None else None)
+    for line, given, value in json_values(source.fh, report, pages=("runs",)):
+        for record, item, at in page_items(value, "runs", line, given):
             where = {"line": line, "record": record}
-            at = item_prefix(index, line, len(items))
             if not isinstance(item, dict):
                 report.skip(
                     "wrong-type", f"{at}expected a LangSmith run object, got a JSON {kind_of(item)}", **where
@@ -347,3 +332,12 @@ def read_langsmith(
         yield from intake.emit(grouper.ready())
     yield from intake.emit(grouper.drain())
     intake.finish()
+
+
+def _sniff(value: Any) -> str | None:
+    if is_langsmith_value(value):
+        return "LangSmith runs ('run_type' with 'trace_id'/'parent_run_id'/'child_runs'/...)"
+    return None
+
+
+LANGSMITH = FormatSpec(name="langsmith", sniff=_sniff, read=_read)

@@ -18,16 +18,17 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from ._chat import BadRecord, shown
-from ._coerce import validate_trace
+from ._format import FormatSpec, Source, TraceLocated
+from ._json import json_values, record_traces, validated
 from ._model import Trace
 from ._report import IntakeReport
+from ._values import BadRecord, kind_of, shown, usage_from
 
-__all__ = ["bash_actions", "is_miniswe_trajectory", "miniswe_trace", "read_mini_swe_agent", "resolved_label"]
+__all__ = ["MINI_SWE_AGENT", "bash_actions", "miniswe_trace", "resolved_label"]
 
 SOURCE = "mini-swe-agent"
 
@@ -61,10 +62,6 @@ def is_miniswe_trajectory(value: Any) -> bool:
 def bash_actions(text: str) -> list[str]:
     """The bash commands fenced in an assistant reply (one means an action; 0 or 2+ a format error)."""
     return [m.strip() for m in _ACTION.findall(text)]
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 # -- labels from the evaluation harness -------------------------------------------------------------------
@@ -148,7 +145,14 @@ def _text(message: dict[str, Any], where: str) -> str:
         return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
     if content is None:
         return ""
-    raise BadRecord(f"{where}.content is {_kind(content)}; expected a string")
+    raise BadRecord(f"{where}.content is {kind_of(content)}; expected a string")
+
+
+_USAGE = {
+    "input_tokens": ("prompt_tokens",),
+    "output_tokens": ("completion_tokens",),
+    "total_tokens": ("total_tokens",),
+}
 
 
 def _response_fields(message: dict[str, Any]) -> tuple[str | None, dict[str, int] | None, dict[str, Any]]:
@@ -157,18 +161,7 @@ def _response_fields(message: dict[str, Any]) -> tuple[str | None, dict[str, int
     if not isinstance(response, dict):
         return None, None, {}
     model = response.get("model") if isinstance(response.get("model"), str) else None
-    usage = None
-    raw = response.get("usage")
-    if isinstance(raw, dict):
-        usage = {
-            target: raw[source]
-            for source, target in (
-                ("prompt_tokens", "input_tokens"),
-                ("completion_tokens", "output_tokens"),
-                ("total_tokens", "total_tokens"),
-            )
-            if isinstance(raw.get(source), int) and not isinstance(raw.get(source), bool)
-        } or None
+    usage = usage_from(response.get("usage"), _USAGE)
     attributes = {k: response[k] for k in ("id", "provider") if isinstance(response.get(k), str)}
     return model, usage, attributes
 
@@ -177,7 +170,7 @@ def miniswe_trace(value: Any, *, labels: Path | None = None, where: str = "the r
     """The :class:`Trace` fields of one trajectory; ``labels`` is its file, to find the resolved label."""
     if not isinstance(value, dict):
         raise BadRecord(
-            f"expected a mini-SWE-agent trajectory object, got a JSON {_kind(value)}", "wrong-type"
+            f"expected a mini-SWE-agent trajectory object, got a JSON {kind_of(value)}", "wrong-type"
         )
     if not is_miniswe_trajectory(value):
         keys = ", ".join(sorted(map(str, value))[:8])
@@ -188,7 +181,7 @@ def miniswe_trace(value: Any, *, labels: Path | None = None, where: str = "the r
         )
     raw_messages = value.get("messages")
     if not isinstance(raw_messages, list):
-        raise BadRecord(f"'messages' is {_kind(raw_messages)}; expected a list")
+        raise BadRecord(f"'messages' is {kind_of(raw_messages)}; expected a list")
     info = value.get("info") if isinstance(value.get("info"), dict) else {}
     assert isinstance(info, dict)
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
@@ -208,7 +201,7 @@ def miniswe_trace(value: Any, *, labels: Path | None = None, where: str = "the r
     for i, message in enumerate(raw_messages):
         where_i = f"messages[{i}]"
         if not isinstance(message, dict):
-            raise BadRecord(f"{where_i} is {_kind(message)}; expected a message object")
+            raise BadRecord(f"{where_i} is {kind_of(message)}; expected a message object")
         role = message.get("role")
         text = _text(message, where_i)
         event_id = f"msg-{i}"
@@ -316,13 +309,19 @@ def _status(exit_status: Any) -> str:
     return "error" if isinstance(exit_status, str) and exit_status else "unset"
 
 
-def read_mini_swe_agent(
-    fh: IO[bytes], path: Path, report: IntakeReport
-) -> Iterator[tuple[int | None, int | None, Trace]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """mini-SWE-agent ``*.traj.json`` (one trajectory per file), or JSONL / a JSON array of them."""
-    from ._readers import _iter_documents  # here: _readers imports this module
 
-    def handle(value: Any, line: int | None, record: int | None) -> Trace:
-        return validate_trace(miniswe_trace(value, labels=path))
+    def convert(value: Any, line: int | None, record: int | None) -> Trace:
+        return validated(miniswe_trace(value, labels=source.path))
 
-    yield from _iter_documents(fh, report, handle)
+    return record_traces(json_values(source.fh, report, one_document=True), report, convert)
+
+
+def _sniff(value: Any) -> str | None:
+    if is_miniswe_trajectory(value):
+        return "a mini-SWE-agent trajectory ('instance_id', 'info', 'messages')"
+    return None
+
+
+MINI_SWE_AGENT = FormatSpec(name="mini-swe-agent", sniff=_sniff, read=_read)

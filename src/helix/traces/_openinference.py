@@ -1,180 +1,50 @@
-"""OpenInference spans (Arize Phoenix): the attribute conventions, and Phoenix's span exports.
+"""Phoenix / OpenInference span exports.
 
-The attribute interpreter (:func:`openinference_event`) is shared with the OTLP reader, which meets the
-same attributes on ordinary OTel spans. The reader here takes Phoenix's own export shapes:
+Read shapes:
 - JSONL / REST spans: ``{"context": {"trace_id", "span_id"}, "span_kind", "parent_id", "start_time",
   "end_time", "status_code", "status_message", "attributes": {...nested or dotted...}, "events"}``,
   one per line, a JSON array of them, or REST pages ``{"data": [...], "next_cursor"}``;
 - flattened rows (a DataFrame written out): ``context.span_id``, ``context.trace_id`` and one
   ``attributes.<key>`` column per attribute;
 - Parquet (``TraceDataset.save``), through pyarrow (the ``parquet`` extra).
+
+The attributes are interpreted by :mod:`helix.traces._openinference_attrs`, which the OTLP reader shares.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from .._exceptions import UsageError
-from ._chat import BadRecord, shown
-from ._depth import clipped_retry
+from ._format import FormatSpec, Source, TraceLocated, records_sniffer
+from ._json import clipped_retry, json_values, page_items
+from ._openinference_attrs import openinference_event, span_error
 from ._report import IntakeReport
-from ._span_content import (
-    Convert,
-    MessagesOf,
-    decode_json,
-    flatten,
-    item_converter,
-    nest_fields,
-    parse_time,
-    plain_messages,
-)
-from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
+from ._source import read_magic
+from ._span_content import MessagesOf, flatten, parse_time
+from ._spans import Span, SpanGrouper, SpanTraces
+from ._values import BadRecord, decode_json, shown
 
-__all__ = ["PARQUET_MAGIC", "number", "openinference_event", "read_openinference", "span_error"]
+__all__ = ["OPENINFERENCE"]
 
 PARQUET_MAGIC = b"PAR1"
-_KINDS = {
-    "LLM": "llm",
-    "TOOL": "tool",
-    "AGENT": "agent",
-    "RETRIEVER": "retrieval",
-    "EMBEDDING": "retrieval",
-    "RERANKER": "retrieval",
-}
-_DROPPED_PREFIXES = ("llm.input_messages.", "llm.output_messages.")
-_DROPPED_KEYS = frozenset({"input.value", "output.value", "llm.input_messages", "llm.output_messages"})
-_MAX_ERROR_CHARS = 500
 
 
-def number(value: Any, kind: type[int] | type[float] = int) -> Any:
-    """``value`` as an int (or float) when it is a number or a numeric string, else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return kind(value)
-    if isinstance(value, str):
-        try:
-            return kind(float(value)) if kind is int else float(value)
-        except (ValueError, OverflowError):
-            return None
+def _sniff_record(value: dict[str, Any]) -> str | None:
+    context = value.get("context")
+    if "context.span_id" in value or (
+        isinstance(context, dict) and "span_id" in context and ("span_kind" in value or "parent_id" in value)
+    ):
+        return "a Phoenix / OpenInference span ('context.span_id', 'span_kind')"
     return None
 
 
-def span_error(status_message: Any, events: list[tuple[str, dict[str, Any]]], fallback: Any = None) -> str:
-    """The error text of a failed span: the status message, else the exception event, else ``fallback``."""
-    if isinstance(status_message, str) and status_message:
-        return status_message[:_MAX_ERROR_CHARS]
-    for name, attrs in events:
-        if name == "exception":
-            kind, message = attrs.get("exception.type"), attrs.get("exception.message")
-            text = ": ".join(str(part) for part in (kind, message) if part)
-            if text:
-                return text[:_MAX_ERROR_CHARS]
-    return str(fallback)[:_MAX_ERROR_CHARS] if fallback else "error"
-
-
-def _usage(flat: dict[str, Any]) -> dict[str, Any] | None:
-    usage = {
-        "input_tokens": number(flat.get("llm.token_count.prompt")),
-        "output_tokens": number(flat.get("llm.token_count.completion")),
-        "total_tokens": number(flat.get("llm.token_count.total")),
-        "cache_read_input_tokens": number(flat.get("llm.token_count.prompt_details.cache_read")),
-        "cache_write_input_tokens": number(flat.get("llm.token_count.prompt_details.cache_write")),
-        "reasoning_tokens": number(flat.get("llm.token_count.completion_details.reasoning")),
-    }
-    return usage if any(v is not None for v in usage.values()) else None
-
-
-def _cost(flat: dict[str, Any]) -> float | None:
-    total = number(flat.get("llm.cost.total"), float)
-    if total is not None:
-        return float(total)
-    parts = [number(flat.get(key), float) for key in ("llm.cost.prompt", "llm.cost.completion")]
-    return float(sum(p for p in parts if p is not None)) if any(p is not None for p in parts) else None
-
-
-_SIMPLE = {"message.role": "role", "message.content": "content", "message.name": "name"}
-
-
-_AS_INPUT = item_converter()
-_AS_OUTPUT = item_converter("assistant")
-_SIMPLE_KEYS = _SIMPLE.keys()
-_SIDES = {"llm.input_messages": 0, "llm.output_messages": 1}
-
-
-def _message_fields(flat: dict[str, Any]) -> tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]]:
-    """The ``llm.input_messages.N.*`` and ``llm.output_messages.N.*`` fields by side and N (one pass)."""
-    sides: tuple[dict[int, dict[str, Any]], dict[int, dict[str, Any]]] = ({}, {})
-    for key, value in flat.items():
-        if key.startswith(_DROPPED_PREFIXES):
-            side, position, rest = key.split(".", 3)[1:] if key.count(".") >= 3 else ("", "", "")
-            if position.isdigit():
-                sides[_SIDES["llm." + side]].setdefault(int(position), {})[rest] = value
-    return sides
-
-
-def _messages(
-    by_index: dict[int, dict[str, Any]], convert: Convert, messages: MessagesOf
-) -> list[dict[str, Any]] | None:
-    """One side's fields by message position as canonical messages (plain ones without re-nesting)."""
-    if not by_index:
-        return None
-    raw: list[Any] = []
-    for index in sorted(by_index):
-        fields = by_index[index]
-        if fields.keys() <= _SIMPLE_KEYS:
-            raw.append({_SIMPLE[key]: value for key, value in fields.items()})
-        else:
-            raw.append(nest_fields(fields))
-    return messages(raw, convert)
-
-
-def _value(flat: dict[str, Any], key: str) -> Any:
-    value = flat.get(key)
-    if isinstance(value, str) and flat.get(f"{key.split('.')[0]}.mime_type") != "text/plain":
-        return decode_json(value)
-    return value
-
-
-def openinference_event(
-    flat: dict[str, Any], event: dict[str, Any], span_kind: Any = None, messages: MessagesOf = plain_messages
-) -> str | None:
-    """Fill ``event`` (name/start/end/status already set) from OpenInference attributes; the session id.
-
-    ``messages`` decodes message lists (a trace's memo when the reader has one).
-    """
-    raw_kind = flat.get("openinference.span.kind", span_kind)
-    kind = _KINDS.get(raw_kind.upper(), "other") if isinstance(raw_kind, str) else "other"
-    event["kind"] = kind
-    if kind == "llm":
-        input_fields, output_fields = _message_fields(flat)
-        inputs = _messages(input_fields, _AS_INPUT, messages)
-        outputs = _messages(output_fields, _AS_OUTPUT, plain_messages)
-        event["input"] = inputs if inputs is not None else _value(flat, "input.value")
-        event["output"] = outputs if outputs is not None else _value(flat, "output.value")
-        model = flat.get("llm.response.model_name") or flat.get("llm.model_name")
-        model = model or flat.get("llm.request.model_name")
-        provider = flat.get("llm.system") or flat.get("llm.provider")
-        event["model"] = model if isinstance(model, str) else None
-        event["provider"] = provider if isinstance(provider, str) else None
-        event["usage"] = _usage(flat)
-        event["cost"] = _cost(flat)
-    else:
-        event["input"] = _value(flat, "input.value")
-        event["output"] = _value(flat, "output.value")
-        if kind == "tool":
-            name, call_id = flat.get("tool.name"), flat.get("tool.id")
-            if isinstance(name, str) and name:
-                event["name"] = name
-            event["tool_call_id"] = str(call_id) if isinstance(call_id, str | int) and call_id else None
-    event["attributes"] = {
-        k: v for k, v in flat.items() if k not in _DROPPED_KEYS and not k.startswith(_DROPPED_PREFIXES)
-    }
-    session = flat.get("session.id")
-    return str(session) if isinstance(session, str | int) and session else None
+def _sniff_file(magic: bytes, path: Path) -> str | None:
+    if magic == PARQUET_MAGIC:  # Helix reads Phoenix span exports (TraceDataset.save)
+        return "the file is Parquet (magic 'PAR1'): a Phoenix span export"
+    return None
 
 
 # -- Phoenix rows ------------------------------------------------------------------------------------------
@@ -248,33 +118,24 @@ def phoenix_span(
     )
 
 
-def _rows_of(value: Any) -> list[Any]:
-    if isinstance(value, dict) and isinstance(value.get("data"), list):
-        return list(value["data"])  # a REST page
-    return value if isinstance(value, list) else [value]
-
-
 def _feed(
-    rows: list[Any],
+    items: Iterator[tuple[int | None, Any, str]],
     line: int | None,
-    record: int | None,
     grouper: SpanGrouper,
     intake: SpanTraces,
     report: IntakeReport,
-) -> Iterator[tuple[int | None, int | None, Any]]:
-    for index, row in enumerate(rows):
-        rec = record if record is not None else (index + 1 if line is None else None)
+) -> Iterator[TraceLocated]:
+    for record, row, at in items:
         try:
-            span = clipped_retry(phoenix_span, row, line, rec, grouper.history)
+            span = clipped_retry(phoenix_span, row, line, record, grouper.history)
         except BadRecord as bad:
-            where = f"span {index + 1} of the line: " if line is not None and len(rows) > 1 else ""
-            report.skip(bad.reason, where + bad.detail, line=line, record=rec)
+            report.skip(bad.reason, at + bad.detail, line=line, record=record)
             continue
         grouper.add(span)
         yield from intake.emit(grouper.ready())
 
 
-def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
+def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[TraceLocated]:
     try:
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
     except ImportError:
@@ -298,7 +159,7 @@ def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[t
         for batch in parquet.iter_batches(batch_size=2048):
             for row in batch.to_pylist():
                 index += 1
-                yield from _feed([row], None, index, grouper, intake, report)
+                yield from _feed(iter([(index, row, "")]), None, grouper, intake, report)
     except (OSError, ValueError) as exc:  # pyarrow's errors derive from these
         report.skip(
             "unreadable", f"the Parquet file could not be read: {type(exc).__name__}: {exc}", record=1
@@ -307,19 +168,18 @@ def _read_parquet(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[t
     intake.finish()
 
 
-def read_openinference(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """Phoenix span exports: JSONL (nested or dotted attributes), JSON arrays, REST pages, or Parquet."""
-    try:
-        magic = fh.read(4)
-        fh.seek(0)
-    except (OSError, EOFError, zlib.error):
-        magic = b""  # a damaged stream: iter_json_values reports it
-    if magic == PARQUET_MAGIC:
-        yield from _read_parquet(fh, path, report)
+    if read_magic(source.fh) == PARQUET_MAGIC:
+        yield from _read_parquet(source.fh, source.path, report)
         return
     grouper, intake = SpanGrouper(), SpanTraces(report, "openinference")
-
-    for line, record, value in iter_json_values(fh, report, ("data",)):
-        yield from _feed(_rows_of(value), line, record, grouper, intake, report)
+    for line, record, value in json_values(source.fh, report, pages=("data",)):
+        yield from _feed(page_items(value, "data", line, record, "span"), line, grouper, intake, report)
     yield from intake.emit(grouper.drain())
     intake.finish()
+
+
+OPENINFERENCE = FormatSpec(
+    name="openinference", sniff=records_sniffer(_sniff_record), read=_read, sniff_file=_sniff_file
+)

@@ -18,16 +18,15 @@ import base64
 import binascii
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ._chat import BadRecord, shown
-from ._depth import clipped_retry
-from ._openinference import number, openinference_event, span_error
+from ._format import FormatSpec, Source, TraceLocated, records_sniffer
+from ._json import clipped_retry, json_values, page_items
+from ._openinference_attrs import openinference_event, span_error
 from ._report import IntakeReport
 from ._source import open_source
 from ._span_content import (
     MessagesOf,
-    decode_json,
     flatten,
     from_unix_nanos,
     item_converter,
@@ -35,9 +34,10 @@ from ._span_content import (
     nest,
     plain_messages,
 )
-from ._spans import Span, SpanGrouper, SpanTraces, iter_json_values
+from ._spans import Span, SpanGrouper, SpanTraces
+from ._values import BadRecord, count, decode_json, integer, number, shown, usage_with_total
 
-__all__ = ["any_value", "read_otlp", "sibling_logs"]
+__all__ = ["OTLP", "any_value", "sibling_logs"]
 
 _MAX_DEPTH = 48
 _OPERATIONS = {
@@ -85,7 +85,7 @@ def any_value(value: Any, depth: int = 0) -> Any:
         if key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value"):
             return item
         if key in ("intValue", "int_value"):
-            parsed = number(item)
+            parsed = integer(item)
             return parsed if parsed is not None else item
         if key in ("arrayValue", "array_value"):
             values = item.get("values") if isinstance(item, dict) else None
@@ -150,11 +150,9 @@ _KIND = {"UNSPECIFIED": 0, "INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 
 
 def _int(flat: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
-        value = flat.get(key)
-        if value is not None:
-            value = number(value)
-            if value is not None:
-                return int(value)
+        found = count(flat.get(key))
+        if found is not None:
+            return found
     return None
 
 
@@ -190,13 +188,7 @@ def _usage(flat: dict[str, Any]) -> dict[str, Any] | None:
         ),
         "reasoning_tokens": _int(flat, "gen_ai.usage.reasoning.output_tokens"),
     }
-    if (
-        usage["total_tokens"] is None
-        and usage["input_tokens"] is not None
-        and usage["output_tokens"] is not None
-    ):
-        usage["total_tokens"] = usage["input_tokens"] + usage["output_tokens"]
-    return usage if any(v is not None for v in usage.values()) else None
+    return usage_with_total(usage)
 
 
 def _kind(flat: dict[str, Any], span_kind: int) -> str:
@@ -247,7 +239,7 @@ def _scores(events: list[tuple[str, dict[str, Any], Any]]) -> list[dict[str, Any
         merged = {**attrs, **(body if isinstance(body, dict) else {})}
         score_name = merged.get("gen_ai.evaluation.name")
         value = merged.get("gen_ai.evaluation.score.value")
-        value = number(value, float) if not isinstance(value, bool) else value
+        value = number(value) if not isinstance(value, bool) else value
         if value is None:
             value = merged.get("gen_ai.evaluation.score.label")
         if isinstance(score_name, str) and isinstance(value, float | bool | str):
@@ -423,7 +415,7 @@ def _load_logs(path: Path, report: IntakeReport) -> LogIndex:
     loose = 0
     sub = IntakeReport(path=str(path))
     with open_source(path) as fh:
-        for _line, _, value in iter_json_values(fh, sub):
+        for _line, _, value in json_values(fh, sub):
             if not isinstance(value, dict):
                 continue
             for _, _, record in _batches(
@@ -457,15 +449,13 @@ def _load_logs(path: Path, report: IntakeReport) -> LogIndex:
 # -- the reader --------------------------------------------------------------------------------------------
 
 
-def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple[Any, Any, Any]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """OTLP/JSON ``resourceSpans`` (JSONL or one document), with a sibling logs file when present."""
-    logs_path = sibling_logs(path)
+    logs_path = sibling_logs(source.path)
     logs = _load_logs(logs_path, report) if logs_path is not None else {}
     grouper, intake = SpanGrouper(), SpanTraces(report, "otlp")
-    for line, given, value in iter_json_values(fh, report, ("resourceSpans", "resource_spans")):
-        requests = value if isinstance(value, list) else [value]
-        for number_in_doc, request in enumerate(requests, 1):
-            record = given if given is not None else (number_in_doc if line is None else None)
+    for line, given, value in json_values(source.fh, report, pages=("resourceSpans", "resource_spans")):
+        for record, request, _ in page_items(value, None, line, given):
             if not isinstance(request, dict) or _get(request, "resourceSpans", "resource_spans") is None:
                 what = sorted(request)[:6] if isinstance(request, dict) else type(request).__name__
                 hint = (
@@ -510,3 +500,12 @@ def read_otlp(fh: IO[bytes], path: Path, report: IntakeReport) -> Iterator[tuple
     if logs:
         unmatched = sum(len(v) for v in logs.values())
         report.notes.append(f"{unmatched} log record(s) match no span of the traces file")
+
+
+def _sniff_record(value: dict[str, Any]) -> str | None:
+    if "resourceSpans" in value or "resource_spans" in value:
+        return "an OTLP/JSON export request ('resourceSpans')"
+    return None
+
+
+OTLP = FormatSpec(name="otlp", sniff=records_sniffer(_sniff_record), read=_read)

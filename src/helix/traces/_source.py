@@ -11,7 +11,16 @@ from typing import IO, cast
 
 from .._exceptions import UsageError
 
-__all__ = ["GZIP_MAGIC", "file_stem", "iter_lines", "open_source", "read_all", "read_head", "strip_bom"]
+__all__ = [
+    "GZIP_MAGIC",
+    "READ_ERRORS",
+    "file_stem",
+    "iter_lines",
+    "open_source",
+    "read_all",
+    "read_magic",
+    "strip_bom",
+]
 
 GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte-order mark, which some Windows tools write first
@@ -26,7 +35,7 @@ def strip_bom(data: bytes) -> bytes:
 _BUFFER_BYTES = 1 << 20
 
 # Errors a damaged file can raise while it is being read (truncated or corrupt gzip streams, ...).
-_READ_ERRORS = (OSError, EOFError, zlib.error)
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 @contextmanager
@@ -64,33 +73,27 @@ def iter_lines(fh: IO[bytes], on_error: Callable[[int, str], None]) -> Iterator[
         for raw in fh:
             lineno += 1
             yield lineno, (strip_bom(raw) if lineno == 1 else raw)
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         on_error(lineno + 1, f"{type(exc).__name__}: {exc}")
-
-
-def read_head(fh: IO[bytes], on_error: Callable[[int, str], None]) -> tuple[bytes, bool]:
-    """The first line of ``fh`` and whether it is the only non-blank content; rewinds ``fh`` after."""
-    try:
-        first = fh.readline()
-        rest = fh.read(4096)
-    except _READ_ERRORS as exc:
-        on_error(1, f"{type(exc).__name__}: {exc}")
-        return b"", True
-    finally:
-        try:
-            fh.seek(0)
-        except _READ_ERRORS:  # pragma: no cover - a stream we could read once can be rewound
-            pass
-    return strip_bom(first), not rest.strip()
 
 
 def read_all(fh: IO[bytes], on_error: Callable[[int, str], None]) -> bytes | None:
     """The whole (decompressed) content, or ``None`` after reporting why it could not be read."""
     try:
         return strip_bom(fh.read())
-    except _READ_ERRORS as exc:
+    except READ_ERRORS as exc:
         on_error(1, f"{type(exc).__name__}: {exc}")
         return None
+
+
+def read_magic(fh: IO[bytes], size: int = 4) -> bytes:
+    """The first ``size`` (decompressed) bytes of ``fh``, ``b""`` if they cannot be read; rewinds ``fh``."""
+    try:
+        magic = fh.read(size)
+        fh.seek(0)
+    except READ_ERRORS:
+        return b""  # a damaged stream: the reader that reads it says where it breaks
+    return magic
 
 
 def file_stem(path: Path) -> str:

@@ -13,14 +13,14 @@ from typing import Any
 
 import orjson
 
-from ._chat import _arguments
+from ._chat import tool_arguments
 from ._depth import bounded
+from ._values import decode_json
 
 __all__ = [
     "CANONICAL_ROLES",
     "Convert",
     "MessagesOf",
-    "decode_json",
     "flatten",
     "from_unix_nanos",
     "item_converter",
@@ -53,16 +53,6 @@ Convert = Callable[[Any], list[dict[str, Any]]]
 
 
 # -- small decoders ----------------------------------------------------------------------------------------
-
-
-def decode_json(value: Any) -> Any:
-    """``value`` parsed when it is a string holding a JSON object or array; otherwise unchanged."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return value
 
 
 def from_unix_nanos(value: Any) -> datetime | None:
@@ -209,7 +199,7 @@ def _call(raw: Any) -> dict[str, Any] | None:
     return {
         "id": call_id,
         "name": name,
-        "arguments": arguments if isinstance(arguments, dict) else _arguments(arguments),
+        "arguments": arguments if isinstance(arguments, dict) else tool_arguments(arguments),
     }
 
 

@@ -19,18 +19,17 @@ from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
 
 from ._depth import bounded, same_items, too_deep
 from ._history import HistoryMemo
+from ._json import validation_summary
 from ._model import Trace
 from ._report import IntakeReport
-from ._source import iter_lines, read_all, read_head
 from ._span_content import CANONICAL_ROLES, MessagesOf, make_message
-from ._stream import big_array, big_object_items, stream_items
 
 __all__ = [
     "DEFAULT_WINDOW_SPANS",
@@ -39,7 +38,6 @@ __all__ = [
     "SpanGrouper",
     "SpanTraces",
     "build_trace",
-    "iter_json_values",
 ]
 
 DEFAULT_WINDOW_SPANS = 5_000
@@ -424,11 +422,10 @@ class SpanTraces:
             try:
                 trace = Trace.model_validate(fields)
             except ValidationError as exc:
-                errors = exc.errors(include_url=False, include_input=False)
-                shown = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:3])
                 self.report.skip(
                     "invalid-record",
-                    f"trace {group.trace_id!r} ({len(group.spans)} spans) cannot be built: {shown}",
+                    f"trace {group.trace_id!r} ({len(group.spans)} spans) cannot be built: "
+                    f"{validation_summary(exc)}",
                     line=group.line,
                     record=group.record,
                 )
@@ -445,56 +442,3 @@ class SpanTraces:
                 f"{self.orphans} span(s) in {self.orphan_traces} trace(s) name a parent span that is not in "
                 "the file; they were kept as roots (metadata.orphan_spans counts them per trace)"
             )
-
-
-def iter_json_values(
-    fh: IO[bytes], report: IntakeReport, inner: tuple[str, ...] = ()
-) -> Iterator[tuple[int | None, int | None, Any]]:
-    """``(line, None, value)`` per JSONL line, or ``(None, None, document)`` for a pretty-printed file.
-
-    Big documents stream (see :mod:`helix.traces._stream`): ``(None, record, item)`` per item of a top-level
-    array, and ``(None, record, {key: [item]})`` per item of the list under the first of ``inner`` that a
-    big single-object document holds (the shape a reader takes for a page of records). Blank lines,
-    invalid UTF-8 and invalid JSON are skipped and counted with their line.
-    """
-    from ._readers import _json_failure as json_failure  # imported here: _readers registers this reader
-
-    def on_error(line: int, message: str) -> None:
-        report.skip("unreadable", f"the rest of the file could not be read: {message}", line=line)
-
-    if big_array(fh):
-        for record, item in stream_items(fh, "item", report):
-            yield None, record, item
-        return
-    key = big_object_items(fh, inner) if inner else None
-    if key is not None:
-        for record, item in stream_items(fh, f"{key}.item", report):
-            yield None, record, {key: [item]}
-        return
-    head, _ = read_head(fh, on_error)
-    if head.strip()[:1] in (b"[", b"{"):
-        try:
-            orjson.loads(head)
-        except orjson.JSONDecodeError:
-            content = read_all(fh, on_error)  # the first line is not a value: a pretty-printed document?
-            if content is None:
-                return
-            try:
-                document = orjson.loads(content)
-            except orjson.JSONDecodeError:
-                report.notes.append("the file is not one valid JSON document; it was read line by line")
-                fh.seek(0)
-            else:
-                yield None, None, document
-                return
-    for lineno, raw in iter_lines(fh, on_error):
-        if not raw.strip():
-            report.skip("blank-line", "blank line", line=lineno)
-            continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            reason, detail = json_failure(raw, exc)
-            report.skip(reason, detail, line=lineno)
-            continue
-        yield lineno, None, value

@@ -5,6 +5,7 @@ whole: its records (the items of a top-level array, the record list inside one b
 request's ``resourceSpans`` or a ``{"data": [...]}`` page, tau2's ``simulations``, Inspect's ``samples``)
 are parsed one at a time by ijson's C backend, at about a third of orjson's speed. Smaller documents keep the
 faster whole read. A parse error ends the stream with one counted skip; the records before it are kept.
+These are the primitives; :func:`helix.traces._json.json_values` decides when to use them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import orjson
 from ._depth import bounded, too_deep
 from ._report import IntakeReport
 
-__all__ = ["STREAM_DOCUMENT_BYTES", "big_array", "big_object_items", "is_big", "stream_items", "stream_value"]
+__all__ = ["FIRST_LINE_BYTES", "STREAM_DOCUMENT_BYTES", "is_big", "stream_items", "stream_value"]
 
 STREAM_DOCUMENT_BYTES = 64 * 2**20
 FIRST_LINE_BYTES = 2**20  # a first line longer than this is one big document, not a JSONL record
@@ -35,48 +36,6 @@ def is_big(fh: IO[bytes]) -> bool:
     except (AttributeError, OSError, ValueError):  # not a real file (an in-memory stream): small
         return False
     return size >= STREAM_DOCUMENT_BYTES
-
-
-def _document_start(fh: IO[bytes]) -> bytes:
-    """``b"["`` or ``b"{"`` when ``fh`` is a big file holding one JSON document (pretty-printed or on one
-    line), else ``b""`` (small, JSONL, or not JSON). Reads at most ``FIRST_LINE_BYTES`` and rewinds."""
-    if not is_big(fh):
-        return b""
-    try:
-        first = fh.readline(FIRST_LINE_BYTES)  # bounded: a one-line document is not read whole
-        more = fh.read(64).strip()
-        fh.seek(0)
-    except _ERRORS:
-        return b""
-    whole_line = len(first) < FIRST_LINE_BYTES
-    first = first.strip(b"\xef\xbb\xbf \t\r\n")
-    opener = first[:1]
-    if opener not in (b"[", b"{"):
-        return b""
-    if whole_line and more:  # a complete first line and more after it: JSONL, unless it is not a value
-        try:
-            orjson.loads(first)
-        except orjson.JSONDecodeError:
-            return opener  # the first line of a pretty-printed document
-        return b""
-    return opener
-
-
-def big_array(fh: IO[bytes]) -> bool:
-    """Whether ``fh`` is a big file holding one JSON array: its items are then read with
-    ``stream_items(fh, "item", ...)``."""
-    return _document_start(fh) == b"["
-
-
-def big_object_items(fh: IO[bytes], keys: tuple[str, ...]) -> str | None:
-    """For a big file holding one JSON object: the first of ``keys`` naming a list in it, whose items are
-    then read with ``stream_items``."""
-    if _document_start(fh) != b"{":
-        return None
-    for key in keys:
-        if stream_value(fh, f"{key}.item") is not None:
-            return key
-    return None
 
 
 def stream_items(fh: IO[bytes], prefix: str, report: IntakeReport) -> Iterator[tuple[int, Any]]:

@@ -16,19 +16,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
-from ._chat import BadRecord, convert_chat
-from ._coerce import validate_trace
-from ._depth import clipped_retry
+from ._chat import convert_chat
+from ._format import FormatSpec, Source, TraceLocated
+from ._json import clipped_retry, json_failure, json_values, validated
 from ._model import Trace
 from ._report import IntakeReport
-from ._source import file_stem, read_all, read_head, strip_bom
-from ._stream import is_big, stream_items, stream_value
+from ._source import file_stem, strip_bom
+from ._values import BadRecord, kind_of, number, usage_from
 
-__all__ = ["is_tau2_simulation", "read_tau2_bench", "tau2_simulation_trace"]
+__all__ = ["TAU2_BENCH", "tau2_simulation_trace"]
 
 SOURCE = "tau2-bench"
 
@@ -59,14 +59,6 @@ def is_tau2_simulation(value: Any) -> bool:
     )
 
 
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
@@ -76,19 +68,11 @@ def _time(value: Any) -> datetime | None:
         return None
 
 
-def _usage(raw: Any) -> dict[str, int] | None:
-    if not isinstance(raw, dict):
-        return None
-    usage = {}
-    for source, target in (
-        ("prompt_tokens", "input_tokens"),
-        ("completion_tokens", "output_tokens"),
-        ("total_tokens", "total_tokens"),
-    ):
-        value = raw.get(source)
-        if isinstance(value, int) and not isinstance(value, bool):
-            usage[target] = value
-    return usage or None
+_USAGE = {
+    "input_tokens": ("prompt_tokens",),
+    "output_tokens": ("completion_tokens",),
+    "total_tokens": ("total_tokens",),
+}
 
 
 def _flatten(raw_messages: list[Any]) -> list[Any]:
@@ -107,14 +91,14 @@ def _calls(message: dict[str, Any], where: str) -> list[dict[str, Any]]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise BadRecord(f"{where}.tool_calls is {_kind(raw)}; expected a list")
+        raise BadRecord(f"{where}.tool_calls is {kind_of(raw)}; expected a list")
     return [c for c in raw if isinstance(c, dict)]
 
 
 def _as_chat(message: Any, where: str) -> dict[str, Any]:
     """A tau2 message in the OpenAI shape :func:`convert_chat` reads (tool results keyed by call id)."""
     if not isinstance(message, dict):
-        raise BadRecord(f"{where} is {_kind(message)}; expected a message object")
+        raise BadRecord(f"{where} is {kind_of(message)}; expected a message object")
     chat = {k: v for k, v in message.items() if k not in _DROPPED_KEYS and v is not None}
     if message.get("role") == "tool":
         call_id = message.get("id", message.get("tool_call_id"))
@@ -134,7 +118,7 @@ def _convert_messages(raw_messages: list[Any], agent_model: str | None) -> tuple
     for i, (raw, event, msg) in enumerate(zip(messages, converted.events, converted.messages, strict=True)):
         start = _time(raw.get("timestamp"))
         event["start"] = start
-        usage, cost = _usage(raw.get("usage")), _number(raw.get("cost"))
+        usage, cost = usage_from(raw.get("usage"), _USAGE), number(raw.get("cost"))
         role = raw.get("role")
         if role == "assistant":
             event["usage"], event["cost"], event["model"] = usage, cost, event.get("model") or agent_model
@@ -190,7 +174,7 @@ def _scores(reward_info: Any) -> list[dict[str, Any]]:
     if not isinstance(reward_info, dict):
         return []
     scores: list[dict[str, Any]] = []
-    reward = _number(reward_info.get("reward"))
+    reward = number(reward_info.get("reward"))
     if reward is not None:
         basis = reward_info.get("reward_basis")
         comment = f"reward basis: {', '.join(map(str, basis))}" if isinstance(basis, list) and basis else None
@@ -198,9 +182,9 @@ def _scores(reward_info: Any) -> list[dict[str, Any]]:
     breakdown = reward_info.get("reward_breakdown")
     if isinstance(breakdown, dict):
         for key, value in breakdown.items():
-            number = _number(value)
-            if number is not None:
-                scores.append({"name": f"reward_{str(key).lower()}", "value": number, "source": SOURCE})
+            found = number(value)
+            if found is not None:
+                scores.append({"name": f"reward_{str(key).lower()}", "value": found, "source": SOURCE})
     return scores
 
 
@@ -210,7 +194,7 @@ def tau2_simulation_trace(sim: Any, context: dict[str, Any], *, stem: str) -> di
     Raises :class:`BadRecord` when ``sim`` is not a simulation or a message is malformed.
     """
     if not isinstance(sim, dict):
-        raise BadRecord(f"expected a tau2 simulation object, got a JSON {_kind(sim)}", "wrong-type")
+        raise BadRecord(f"expected a tau2 simulation object, got a JSON {kind_of(sim)}", "wrong-type")
     if not isinstance(sim.get("messages"), list) or "task_id" not in sim:
         keys = ", ".join(sorted(map(str, sim))[:8])
         raise BadRecord(
@@ -283,79 +267,58 @@ def _simulation_files(path: Path) -> list[Path]:
 
 
 def _simulation(sim: Any, context: dict[str, Any], stem: str) -> Trace:
-    return validate_trace(tau2_simulation_trace(sim, context, stem=stem))
+    return validated(tau2_simulation_trace(sim, context, stem=stem))
 
 
-def _big_results(
-    fh: IO[bytes], report: IntakeReport, stem: str
-) -> Iterator[tuple[int | None, int | None, Trace]]:
-    """A big "json" layout results file simulation by simulation (see :mod:`helix.traces._stream`)."""
-    context = _context({"info": stream_value(fh, "info"), "tasks": stream_value(fh, "tasks")})
-    for index, sim in stream_items(fh, "simulations.item", report):
-        try:
-            yield None, index, clipped_retry(_simulation, sim, context, stem)
-        except BadRecord as bad:
-            report.skip(bad.reason, bad.detail, record=index)
+def _is_results(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and not is_tau2_simulation(value)
+        and ("simulations" in value or "simulation_index" in value or "info" in value)
+    )
 
 
-def read_tau2_bench(
-    fh: IO[bytes], path: Path, report: IntakeReport
-) -> Iterator[tuple[int | None, int | None, Trace]]:
-    """tau2-bench results: the "json" layout, the "dir" layout (given its ``results.json``), or simulations."""
-    from ._readers import _json_failure, _unreadable  # here: _readers imports this module
-
-    stem = file_stem(path)
-    on_error = _unreadable(report)
-    head, single = read_head(fh, on_error)
-    head = head.strip()
-    if head.startswith(b"[") or (head.startswith(b"{") and not single and _is_line_value(head)):
-        # JSONL of simulations (one per line) or an array of them.
-        yield from _simulation_lines(fh, report, stem)
-        return
-    if is_big(fh) and stream_value(fh, "simulations.item") is not None:
-        yield from _big_results(fh, report, stem)
-        return
-    content = read_all(fh, on_error)
-    if content is None or not content.strip():
-        return
-    try:
-        document = orjson.loads(content)
-    except orjson.JSONDecodeError as exc:
-        if head == b"{" or single:  # a pretty-printed (or one-line) document that is broken
-            reason, detail = _json_failure(content, exc)
-            report.skip(reason, f"the file is not one valid JSON document: {detail}", record=1)
-            return
-        report.notes.append(f"the file is not one valid JSON document ({exc}); it was read line by line")
-        del content
-        fh.seek(0)
-        yield from _simulation_lines(fh, report, stem)
-        return
-    del content
-    if is_tau2_simulation(document):
-        try:
-            yield None, 1, clipped_retry(_simulation, document, {}, stem)
-        except BadRecord as bad:
-            report.skip(bad.reason, bad.detail, record=1)
-        return
-    if not isinstance(document, dict):
-        report.skip("wrong-type", f"expected a tau2 results object, got a JSON {_kind(document)}", record=1)
-        return
-    context = _context(document)
-    simulations = document.get("simulations")
-    if isinstance(simulations, list):
-        if not simulations:
-            report.notes.append("the results file has no simulations: read as zero traces")
-        for index, sim in enumerate(simulations, 1):
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
+    """tau2-bench results: the "json" layout, the "dir" layout (given its ``results.json``), or simulations
+    (one per file, one per line, or a JSON array of them)."""
+    stem = file_stem(source.path)
+    last: tuple[Any, Any, dict[str, Any]] | None = None  # streamed: every item shares its info and tasks
+    values = json_values(
+        source.fh, report, pages=("simulations",), header=("info", "tasks"), one_document=True
+    )
+    for line, given, value in values:
+        if not _is_results(value):
             try:
-                yield None, index, clipped_retry(_simulation, sim, context, stem)
+                yield line, given, clipped_retry(_simulation, value, {}, stem)
             except BadRecord as bad:
-                report.skip(bad.reason, bad.detail, record=index)
-        return
+                report.skip(bad.reason, bad.detail, line=line, record=given)
+            continue
+        info, tasks = value.get("info"), value.get("tasks")
+        if last is None or last[0] is not info or last[1] is not tasks:
+            last = (info, tasks, _context(value))
+        context = last[2]
+        simulations = value.get("simulations")
+        if isinstance(simulations, list):
+            if not simulations:
+                report.notes.append("the results file has no simulations: read as zero traces")
+            for index, sim in enumerate(simulations, given or 1):
+                try:
+                    yield None, index, clipped_retry(_simulation, sim, context, stem)
+                except BadRecord as bad:
+                    report.skip(bad.reason, bad.detail, record=index)
+            continue
+        yield from _dir_layout(source.path, simulations, context, stem, report)
+
+
+def _dir_layout(
+    path: Path, simulations: Any, context: dict[str, Any], stem: str, report: IntakeReport
+) -> Iterator[TraceLocated]:
+    """The "dir" layout: ``results.json`` holds the run's info, ``simulations/*.json`` one run each."""
     files = _simulation_files(path)
     if not files:
         report.skip(
             "invalid-record",
-            f"'simulations' is {_kind(simulations)} and there is no simulations/ folder next to the file; "
+            f"'simulations' is {kind_of(simulations)} and there is no simulations/ folder next to the file; "
             "a tau2 results file holds a 'simulations' list (json layout) or sits beside simulations/*.json "
             "(dir layout)",
             record=1,
@@ -371,7 +334,7 @@ def read_tau2_bench(
         try:
             sim = orjson.loads(strip_bom(raw))
         except orjson.JSONDecodeError as exc:
-            reason, detail = _json_failure(raw, exc)
+            reason, detail = json_failure(raw, exc)
             report.skip(reason, f"{sim_path.name}: {detail}", record=index)
             continue
         try:
@@ -380,23 +343,19 @@ def read_tau2_bench(
             report.skip(bad.reason, f"{sim_path.name}: {bad.detail}", record=index)
 
 
-def _is_line_value(head: bytes) -> bool:
-    """Whether the first line is a whole JSON value by itself (JSONL, or a one-line document)."""
-    try:
-        orjson.loads(head)
-    except orjson.JSONDecodeError:
-        return False
-    return True
+def _evidence(value: dict[str, Any]) -> str | None:
+    """Why ``value`` is tau2-bench output (a results file, its dir-layout index, one simulation), or None."""
+    if isinstance(value.get("simulations"), list) and ("tasks" in value or "info" in value):
+        return "tau2-bench results ('info', 'tasks', 'simulations')"
+    if "simulation_index" in value and "info" in value:
+        return "a tau2-bench dir-layout results.json ('info', 'simulation_index'; simulations/ beside it)"
+    if is_tau2_simulation(value):
+        return "one tau2-bench simulation ('task_id', 'messages', 'termination_reason'/'reward_info')"
+    return None
 
 
-def _simulation_lines(
-    fh: IO[bytes], report: IntakeReport, stem: str
-) -> Iterator[tuple[int | None, int | None, Trace]]:
-    from ._readers import _iter_values
+def _sniff(value: Any) -> str | None:
+    return _evidence(value) if isinstance(value, dict) else None
 
-    def handle(value: Any, line: int | None, record: int | None) -> Trace:
-        if isinstance(value, dict) and not is_tau2_simulation(value) and "simulations" in value:
-            raise BadRecord("a tau2 results object inside a JSONL file; give it its own .json file")
-        return _simulation(value, {}, stem)
 
-    yield from _iter_values(fh, report, handle, conversation_list=False)
+TAU2_BENCH = FormatSpec(name="tau2-bench", sniff=_sniff, read=_read)

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from ._chat import BadRecord
-from ._coerce import validate_trace
+from ._format import FormatSpec, Source, TraceLocated
+from ._json import json_values, record_traces, validated
 from ._model import Trace
 from ._report import IntakeReport
 from ._source import file_stem
+from ._values import BadRecord, kind_of
 
-__all__ = ["is_who_and_when", "read_who_and_when", "who_and_when_trace"]
+__all__ = ["WHO_AND_WHEN", "who_and_when_trace"]
 
 SOURCE = "who-and-when"
 
@@ -39,10 +39,6 @@ def is_who_and_when(value: Any) -> bool:
         and isinstance(value.get("history"), list)
         and ("mistake_agent" in value or "question" in value)
     )
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def _speaker(step: dict[str, Any]) -> tuple[str, str | None, str | None]:
@@ -64,7 +60,7 @@ def _code_blocks(text: str) -> list[dict[str, str]]:
 def who_and_when_trace(value: Any, *, stem: str, where: str = "the record") -> dict[str, Any]:
     """The :class:`Trace` fields of one Who&When log."""
     if not isinstance(value, dict):
-        raise BadRecord(f"expected a Who&When log object, got a JSON {_kind(value)}", "wrong-type")
+        raise BadRecord(f"expected a Who&When log object, got a JSON {kind_of(value)}", "wrong-type")
     if not is_who_and_when(value):
         keys = ", ".join(sorted(map(str, value))[:8])
         raise BadRecord(
@@ -79,10 +75,10 @@ def who_and_when_trace(value: Any, *, stem: str, where: str = "the record") -> d
     output: str | None = None
     for i, step in enumerate(history):
         if not isinstance(step, dict):
-            raise BadRecord(f"history[{i}] is {_kind(step)}; expected a step object")
+            raise BadRecord(f"history[{i}] is {kind_of(step)}; expected a step object")
         content = step.get("content")
         if content is not None and not isinstance(content, str):
-            raise BadRecord(f"history[{i}].content is {_kind(content)}; expected a string")
+            raise BadRecord(f"history[{i}].content is {kind_of(content)}; expected a string")
         text = content or ""
         agent, channel, source_role = _speaker(step)
         attributes: dict[str, Any] = {"agent": agent}
@@ -177,15 +173,20 @@ def who_and_when_trace(value: Any, *, stem: str, where: str = "the record") -> d
     }
 
 
-def read_who_and_when(
-    fh: IO[bytes], path: Path, report: IntakeReport
-) -> Iterator[tuple[int | None, int | None, Trace]]:
+def _read(source: Source, report: IntakeReport) -> Iterator[TraceLocated]:
     """Who&When logs: one JSON object per file (as published), or JSONL / a JSON array of them."""
-    from ._readers import _iter_documents  # here: _readers imports this module
+    stem = file_stem(source.path)
 
-    stem = file_stem(path)
+    def convert(value: Any, line: int | None, record: int | None) -> Trace:
+        return validated(who_and_when_trace(value, stem=stem))
 
-    def handle(value: Any, line: int | None, record: int | None) -> Trace:
-        return validate_trace(who_and_when_trace(value, stem=stem))
+    return record_traces(json_values(source.fh, report, one_document=True), report, convert)
 
-    yield from _iter_documents(fh, report, handle)
+
+def _sniff(value: Any) -> str | None:
+    if is_who_and_when(value):
+        return "a Who&When log ('history' with 'question'/'mistake_agent')"
+    return None
+
+
+WHO_AND_WHEN = FormatSpec(name="who-and-when", sniff=_sniff, read=_read)

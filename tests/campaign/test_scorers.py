@@ -1,4 +1,4 @@
-"""Ready-made judges: helix code checks and the matrix LLM judge over real HTTP."""
+"""Ready-made cell scorers: helix code checks and the matrix LLM scorer over real HTTP."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from helix.campaign import (
     CellContext,
     DispatchResult,
     Scenario,
-    code_check_judge,
-    llm_matrix_judge,
+    code_check_scorer,
+    llm_matrix_scorer,
     read_ledger,
     run_campaign,
     run_campaign_sync,
@@ -55,7 +55,7 @@ SCENARIOS = [
 ]
 
 
-def test_code_check_judge_scores_pass_one_fail_zero(tmp_path: Path) -> None:
+def test_code_check_scorer_scores_pass_one_fail_zero(tmp_path: Path) -> None:
     refund_called = Criterion(
         id="refund_called",
         title="refund issued",
@@ -63,16 +63,16 @@ def test_code_check_judge_scores_pass_one_fail_zero(tmp_path: Path) -> None:
         check={"name": "tool_called", "args": {"tool": "issue_refund"}},
     )
     result = run_campaign_sync(
-        SCENARIOS, dispatch, [code_check_judge(refund_called)], run_dir=tmp_path, commit="c", reps=2
+        SCENARIOS, dispatch, [code_check_scorer(refund_called)], run_dir=tmp_path, commit="c", reps=2
     )
     assert [c.scores for c in result.cells] == [{"refund_called": 1.0}] * 2 + [{"refund_called": 0.0}] * 2
-    assert result.aggregates.by_judge["refund_called"].mean == 0.5
+    assert result.aggregates.by_scorer["refund_called"].mean == 0.5
 
 
-def test_code_check_judge_refuses_llm_criteria() -> None:
+def test_code_check_scorer_refuses_llm_criteria() -> None:
     llm = Criterion(id="x", title="t", kind="llm", question="q?", pass_definition="p", fail_definition="f")
     with pytest.raises(UsageError, match="kind: code"):
-        code_check_judge(llm)
+        code_check_scorer(llm)
 
 
 def test_cells_without_a_trace_are_unmeasured(tmp_path: Path) -> None:
@@ -81,12 +81,12 @@ def test_cells_without_a_trace_are_unmeasured(tmp_path: Path) -> None:
     async def bare(ctx: CellContext) -> DispatchResult:
         return DispatchResult(output="x")
 
-    result = run_campaign_sync(SCENARIOS, bare, [code_check_judge(crit)], run_dir=tmp_path, commit="c")
+    result = run_campaign_sync(SCENARIOS, bare, [code_check_scorer(crit)], run_dir=tmp_path, commit="c")
     assert all(c.status == "ok" and c.scores == {} and c.composite is None for c in result.cells)
-    assert result.aggregates.by_judge == {} and result.aggregates.by_scenario == {}
+    assert result.aggregates.by_scorer == {} and result.aggregates.by_scenario == {}
 
 
-def test_llm_matrix_judge_uses_the_judging_prompt_and_charges_the_cell(tmp_path: Path) -> None:
+def test_llm_matrix_scorer_uses_the_judging_prompt_and_charges_the_cell(tmp_path: Path) -> None:
     matrix = CriteriaMatrix(
         subject="shop",
         criteria=(
@@ -133,7 +133,7 @@ def test_llm_matrix_judge_uses_the_judging_prompt_and_charges_the_cell(tmp_path:
             model = open_model(srv.spec("openai/gpt-4o-2024-08-06"), sleep=instant, rng=random.Random(0))
             try:
                 result = await run_campaign(
-                    SCENARIOS, dispatch, [llm_matrix_judge(matrix, model)], run_dir=tmp_path, commit="c"
+                    SCENARIOS, dispatch, [llm_matrix_scorer(matrix, model)], run_dir=tmp_path, commit="c"
                 )
             finally:
                 await model.aclose()
@@ -150,7 +150,7 @@ def test_llm_matrix_judge_uses_the_judging_prompt_and_charges_the_cell(tmp_path:
     assert sorted(e.call_ids for e in entries) == sorted(c.call_ids for c in cells)
 
 
-def test_llm_matrix_judge_refuses_warm_models() -> None:
+def test_llm_matrix_scorer_refuses_warm_models() -> None:
     matrix = CriteriaMatrix(
         subject="s",
         criteria=(
@@ -162,6 +162,6 @@ def test_llm_matrix_judge_refuses_warm_models() -> None:
     )
     try:
         with pytest.raises(UsageError, match="temperature 0"):
-            llm_matrix_judge(matrix, warm)
+            llm_matrix_scorer(matrix, warm)
     finally:
         asyncio.run(warm.aclose())

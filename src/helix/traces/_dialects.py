@@ -1,8 +1,6 @@
-"""Tolerant field coercion and message dialects shared by the Langfuse, LangSmith and Inspect AI readers.
+"""Message dialects of exports, shared by the Langfuse, LangSmith and Inspect AI readers.
 
-Exported records are loosely typed (a cost as a decimal string, counts as floats, ids as integers), so
-every field goes through a coercion that returns ``None`` rather than raising: one odd field must not
-lose the record. Messages come in dialects :func:`helix.traces._spans.messages_of` does not read by
+Messages come in dialects :func:`helix.traces._span_content.messages_of` does not read by
 itself (LangChain-serialised messages, Inspect tool calls whose ``function`` is the tool name,
 Anthropic ``tool_use`` blocks, OpenAI ``choices`` and LangChain ``generations`` wrappers); they are
 reshaped into OpenAI chat messages first.
@@ -10,125 +8,12 @@ reshaped into OpenAI chat messages first.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from typing import Any
 
-import orjson
-from pydantic import ValidationError
+from ._span_content import MessagesOf, item_converter, messages_of, plain_messages
+from ._values import decode_json
 
-from ._chat import BadRecord
-from ._depth import bounded
-from ._model import Trace
-from ._span_content import MessagesOf, decode_json, item_converter, messages_of, plain_messages
-
-__all__ = [
-    "chat_messages",
-    "decode_io",
-    "int_like",
-    "kind_of",
-    "llm_side",
-    "number",
-    "text_or_none",
-    "usage_from",
-    "validate_trace",
-]
-
-_MAX_ERRORS_SHOWN = 3
-
-
-def batch_items(value: Any, key: str) -> list[Any]:
-    """The records of one JSON value: a page ``{key: [...]}``, a bare list, or a single record."""
-    if isinstance(value, dict) and isinstance(value.get(key), list):
-        return list(value[key])
-    return list(value) if isinstance(value, list) else [value]
-
-
-def item_prefix(index: int, line: int | None, n_items: int) -> str:
-    """How a skip names one record among several on a line ("" when the line holds one)."""
-    return f"item {index} of the line: " if line is not None and n_items > 1 else ""
-
-
-def kind_of(value: Any) -> str:
-    """A JSON-ish name for the type of ``value`` (for messages)."""
-    return "null" if value is None else type(value).__name__
-
-
-def text_or_none(value: Any) -> str | None:
-    """A string field: strings as they are, integers as text, anything else ``None``."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def number(value: Any) -> float | None:
-    """A finite float from a number or a numeric string (``"0.000275"``); ``None`` otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        try:
-            result = float(value)
-        except OverflowError:
-            return None
-    elif isinstance(value, str) and len(value) < 64:
-        try:
-            result = float(value)
-        except ValueError:
-            return None
-    else:
-        return None
-    return result if math.isfinite(result) else None
-
-
-def int_like(value: Any) -> int | None:
-    """A non-negative count from an int or an integral float; ``None`` otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if 0 <= value < 2**63 else None
-    if isinstance(value, float) and value.is_integer() and 0 <= value < 2**63:
-        return int(value)
-    return None
-
-
-def usage_from(raw: Any, keys: Mapping[str, tuple[str, ...]]) -> dict[str, int] | None:
-    """Token usage from ``raw`` given, per canonical :class:`Usage` field, the source keys to try in order."""
-    if not isinstance(raw, dict):
-        return None
-    usage: dict[str, int] = {}
-    for field, candidates in keys.items():
-        for key in candidates:
-            count = int_like(raw.get(key))
-            if count is not None:
-                usage[field] = count
-                break
-    return usage or None
-
-
-def decode_io(value: Any) -> Any:
-    """Exported input/output text decoded: a JSON object, array or string literal (``'"hi"'``) is parsed."""
-    if isinstance(value, str) and value[:1] == '"':
-        try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return value
-    return decode_json(value)
-
-
-def validate_trace(fields: dict[str, Any]) -> Trace:
-    """Validate converted fields into a :class:`Trace`; a failure becomes :class:`BadRecord`."""
-    fields = bounded(fields)
-    try:
-        return Trace.model_validate(fields)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        shown = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors[:_MAX_ERRORS_SHOWN]
-        )
-        raise BadRecord(f"cannot build a trace: {shown}") from None
-
+__all__ = ["chat_messages", "llm_side"]
 
 # -- message dialects -----------------------------------------------------------------------------------
 
