@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..scoring import AnnotatorAgreement, RateInterval, ValidationRecord
 from ._advice import LabelSupply
+from ._consistency import ConsistencyResult
 from ._corrected import DEFAULT_DRAWS, corrected_rate
 from ._coverage import coverage_warning
 from ._measure import (
@@ -106,6 +107,8 @@ class CriterionCalibration(BaseModel):
     strata: tuple[StratumRecord, ...] = ()
     population: str | None = None
     """Where the judged population came from (this run, or the run given with --population)."""
+    consistency: ConsistencyResult | None = None
+    """The judge's self-consistency from ``helix judge rerun`` (RUN/calibration/consistency.json)."""
 
     def record(self) -> ValidationRecord:
         """The provenance block stamped into the scorecard."""
@@ -139,6 +142,9 @@ class CriterionCalibration(BaseModel):
             theta_status=self.theta_status,
             warnings=self.warnings,
             annotator_agreement=self.annotator_agreement,
+            flip_rate=self.consistency.flip_rate if self.consistency else None,
+            fleiss_kappa=self.consistency.kappa if self.consistency else None,
+            reruns=self.consistency.reruns_max if self.consistency else None,
         )
 
 

@@ -22,9 +22,9 @@ from ._advice import LabelSupply, rate_advice, shortfall_advice, traces_to_label
 from ._corrected import exact_fraction
 
 __all__ = [
+    "BLOCKED_KINDS",
     "DEFAULT_MIN_LABELS_PER_CLASS",
     "DEFAULT_THRESHOLD",
-    "BLOCKED_KINDS",
     "Certification",
     "CertificationStatus",
     "ConfusionCounts",

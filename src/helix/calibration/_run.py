@@ -35,6 +35,7 @@ from ._calibrate import CALIBRATION_FORMAT_VERSION, CriterionCalibration, Mode, 
 from ._corrected import DEFAULT_DRAWS
 from ._ledger import record_test_use
 from ._measure import DEFAULT_MIN_LABELS_PER_CLASS, DEFAULT_THRESHOLD
+from ._rerun import read_consistency
 from ._splits import assign_splits, check_few_shot
 from ._stratified import Stratum
 
@@ -322,6 +323,11 @@ def validate_run(
             for k in annotator_agreement(crit_labels)
         )
         results.append(result.model_copy(update={"annotator_agreement": agreement}))
+    consistency = read_consistency(run)
+    if consistency is not None:
+        results = [
+            r.model_copy(update={"consistency": consistency.by_criterion(r.criterion_id)}) for r in results
+        ]
     stamped = stamp and _stamp(run, results, judged)
     report = ValidationReport(run_dir=str(run), labels_source=source, results=tuple(results), stamped=stamped)
     write_json_atomic(validation_path(run), report.model_dump(mode="json"))

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 from .._version import __version__
-from . import _attest, _audit, _campaign, _demo, _judge, _labels, _review, _schema, _traces, _validate
+from . import _attest, _audit, _campaign, _demo, _judge, _labels, _rerun, _review, _schema, _traces, _validate
 
 __all__ = ["app", "main"]
 
@@ -65,7 +65,19 @@ def _root(
     """Evaluate LLM agents: read traces, judge them against binary criteria, gate releases."""
 
 
-for _module in (_traces, _judge, _schema, _demo, _review, _labels, _validate, _audit, _campaign, _attest):
+for _module in (
+    _traces,
+    _judge,
+    _rerun,
+    _schema,
+    _demo,
+    _review,
+    _labels,
+    _validate,
+    _audit,
+    _campaign,
+    _attest,
+):
     _module.register(app)
 for _group in app.registered_groups:  # every command group lists its commands the same way
     if _group.typer_instance is not None:

@@ -60,6 +60,14 @@ def _print_result(out: Console, r: CriterionCalibration) -> None:
     how = "Wilson 95%" if r.estimator == "rogan-gladen" else "posterior 95%"
     out.print(f"  TPR {_pct(r.tpr)}{_ci(r.tpr_interval)}   TNR {_pct(r.tnr)}{_ci(r.tnr_interval)}  ({how})")
     out.print(f"  raw pass rate {_pct(r.p_obs)} of {r.judged_n} decided verdicts ({r.estimator})")
+    s = r.consistency
+    if s is not None:
+        kappa = f"{s.kappa:.3f}" if s.kappa is not None else "undefined (nothing varied)"
+        out.print(
+            f"  self-consistency: flip rate {_pct(s.flip_rate)} ({s.flips} of {s.units} units), Fleiss' kappa "
+            f"{kappa}, {s.reruns_max} reruns (helix judge rerun)",
+            soft_wrap=True,
+        )
     for w in r.warnings:
         out.print(f"  [yellow]warning:[/yellow] {escape(w)}", soft_wrap=True)
 

@@ -22,12 +22,12 @@ from .._util import write_atomic
 __all__ = [
     "DECIDED_LABELS",
     "LABEL_FORMAT_VERSION",
+    "READABLE_LABEL_VERSIONS",
     "BadLine",
     "HumanLabel",
     "LabelFile",
     "LabelKey",
     "LabelValue",
-    "READABLE_LABEL_VERSIONS",
     "label_line",
     "latest_labels",
     "parse_labels_jsonl",
