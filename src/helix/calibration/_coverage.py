@@ -43,6 +43,7 @@ COVERAGE_GRID = CoverageGrid(
 FLAGGED_REGIMES: frozenset[tuple[CoverageDesign, int, float, float, float, int]] = frozenset(
     {
         # FLAGGED-BEGIN
+        ("balanced", 50, 0.9, 0.8, 0.5, 1000),  # 0.939 (4000 data sets)
         # FLAGGED-END
     }
 )
