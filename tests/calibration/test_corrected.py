@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,6 +16,7 @@ from helix.calibration import (
     corrected_rate,
     corrected_rate_intervals,
     corrected_rate_point,
+    exact_fraction,
 )
 
 
@@ -39,6 +42,19 @@ def test_more_hand_worked_cases() -> None:
     assert corrected_rate_point(0.7, 0.5, 0.5) is None
     assert corrected_rate_point(0.7, 0.5, 0.5 + MIN_DENOMINATOR / 2) is None  # "near zero" is invalid too
     assert corrected_rate_point(0.7, 0.3, 0.4) is None  # worse than chance
+
+
+def test_the_boundary_is_decided_on_exact_fractions_of_the_counts() -> None:
+    # 8/10 + 3/12 - 1 is exactly 1/20 (the minimum), although the floats give 0.050000000000000044.
+    assert 8 / 10 + 3 / 12 - 1 > MIN_DENOMINATOR
+    r = corrected_rate(tp=8, n_pos=10, tn=3, n_neg=12, judged_pass=35, judged=50)
+    assert r.status == "invalid" and r.theta is None and r.low is None
+    assert r.reason is not None and "8/10 + 3/12 - 1" in r.reason
+    assert corrected_rate_point(Fraction(8, 10), Fraction(8, 10), Fraction(3, 12)) is None
+    assert corrected_rate_point(0.7, 0.8, 0.25) is None  # floats are read as the decimals they print as
+    # One count more and the judge separates the classes (just).
+    ok = corrected_rate(tp=9, n_pos=10, tn=3, n_neg=12, judged_pass=35, judged=50)
+    assert ok.status == "ok" and ok.theta is not None
 
 
 def test_invalid_judge_gets_no_number_and_says_why() -> None:
@@ -77,9 +93,15 @@ def test_point_estimate_matches_judgy_on_the_same_data(seed: int) -> None:
 def test_interval_is_seeded_and_vectorised() -> None:
     a = corrected_rate_intervals([40, 45], 50, [44, 30], 50, [600, 700], 1000, seed=9, draws=2000)
     b = corrected_rate_intervals([40, 45], 50, [44, 30], 50, [600, 700], 1000, seed=9, draws=2000)
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     one = corrected_rate_intervals(40, 50, 44, 50, 600, 1000, seed=9, draws=2000)
-    assert one[0].shape == (1,) and a[0].shape == (2,)
+    assert one[0].shape == (1,) and a[0].shape == (2,) and not a[2].any()
+
+
+def test_a_judged_set_the_labels_cannot_explain_falls_back_to_clipping_and_says_so() -> None:
+    # The judge passes 99% of the judged set, but it passes only about 60% of human passes.
+    r = corrected_rate(tp=60, n_pos=100, tn=95, n_neg=100, judged_pass=990, judged=1000, seed=2)
+    assert r.status == "ok" and r.incompatible and r.high == 1.0
 
 
 def test_interval_narrows_with_more_labels() -> None:
@@ -107,7 +129,7 @@ def test_properties_interval_contains_theta_and_stays_in_unit_range(
     r = corrected_rate(
         tp=tp, n_pos=n_pos, tn=tn, n_neg=n_neg, judged_pass=k, judged=judged, seed=0, draws=500
     )
-    if tp / n_pos + tn / n_neg - 1 <= MIN_DENOMINATOR:
+    if Fraction(tp, n_pos) + Fraction(tn, n_neg) - 1 <= Fraction(1, 20):
         assert r.status == "invalid" and r.theta is None
         return
     assert r.theta is not None and r.low is not None and r.high is not None
@@ -123,7 +145,7 @@ def test_property_inverts_the_observation_model(p: float, tpr: float, tnr: float
     theta = p
     p_obs = theta * tpr + (1 - theta) * (1 - tnr)
     got = corrected_rate_point(p_obs, tpr, tnr)
-    if tpr + tnr - 1 <= MIN_DENOMINATOR:
+    if exact_fraction(tpr) + exact_fraction(tnr) - 1 <= exact_fraction(MIN_DENOMINATOR):
         assert got is None
     else:
         assert got == pytest.approx(theta, abs=1e-9)
@@ -132,16 +154,25 @@ def test_property_inverts_the_observation_model(p: float, tpr: float, tnr: float
 def test_coverage_warning_for_flagged_and_unmeasured_regimes() -> None:
     from helix.calibration import COVERAGE_GRID, FLAGGED_REGIMES, coverage_warning
 
-    for m, tpr, tnr, prev, n in FLAGGED_REGIMES:
-        assert m in COVERAGE_GRID.labels_per_class and n in COVERAGE_GRID.judged_n
-        assert tpr in COVERAGE_GRID.tpr and tnr in COVERAGE_GRID.tnr and prev in COVERAGE_GRID.prevalence
-    m, tpr, tnr, prev, n = sorted(FLAGGED_REGIMES)[0]
-    flagged = coverage_warning(
-        labels_pass=m + 1, labels_fail=m, tpr=tpr + 0.01, tnr=tnr, theta=prev, judged_n=n
-    )
-    assert flagged is not None and "less than 94%" in flagged
-    assert (
-        coverage_warning(labels_pass=200, labels_fail=200, tpr=0.9, tnr=0.9, theta=0.5, judged_n=1000) is None
-    )
+    g = COVERAGE_GRID
+    for design, m, tpr, tnr, prev, n in FLAGGED_REGIMES:
+        assert m in g.labels_per_class and n in g.judged_n and tpr in g.tpr and tnr in g.tnr
+        assert prev in g.prevalence and design in ("balanced", "random")
+        warned = coverage_warning(
+            design=design, labels_pass=m, labels_fail=m, tpr=tpr + 0.01, tnr=tnr, theta=prev, judged_n=n
+        )
+        assert warned is not None and "less than 94%" in warned
+    clean = [
+        (m, n)
+        for m in g.labels_per_class
+        for n in g.judged_n
+        if ("balanced", m, 0.9, 0.9, 0.5, n) not in FLAGGED_REGIMES
+    ]
+    m, n = clean[0]
+    assert coverage_warning(labels_pass=m, labels_fail=m, tpr=0.9, tnr=0.9, theta=0.5, judged_n=n) is None
     outside = coverage_warning(labels_pass=12, labels_fail=200, tpr=0.9, tnr=0.5, theta=0.5, judged_n=1000)
     assert outside is not None and "not measured" in outside and "TNR 0.50" in outside
+    random = coverage_warning(
+        design="random", labels_pass=5, labels_fail=20, tpr=0.9, tnr=0.9, theta=0.2, judged_n=500
+    )
+    assert random is not None and "12 labels / 2" in random

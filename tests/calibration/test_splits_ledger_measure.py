@@ -170,3 +170,44 @@ def test_labels_needed_is_the_smallest_sufficient_count() -> None:
     assert wilson_interval(round(0.9 * m), m)[0] >= 0.8
     assert wilson_interval(round(0.9 * (m - 1)), m - 1)[0] < 0.8
     assert labels_needed(99, 100, threshold=0.8) == 0
+
+
+def test_advice_counts_labels_to_collect_given_the_split_share() -> None:
+    from helix.calibration import DEFAULT_FRACTIONS, LabelSupply, split_sizes
+
+    # 12 human-pass test pairs (of 27 labelled passing traces), 20 needed: 8 more *test pairs*, which at a
+    # 43% test share means about 19 more passing traces to label.
+    counts = confusion_counts(_counts(12, 0, 0, 25))
+    supply = LabelSupply(split="test", fractions=DEFAULT_FRACTIONS, labelled_pass=27, labelled_fail=58)
+    r = certify(counts, supply=supply)
+    assert r.status == "unvalidated" and r.more_pass_labels is not None
+    assert split_sizes(27 + r.more_pass_labels)[2] >= split_sizes(27)[2] + 8
+    assert split_sizes(27 + r.more_pass_labels - 1)[2] < split_sizes(27)[2] + 8
+    assert (
+        r.more_pass_labels > 8 and f"label about {r.more_pass_labels} more passing traces" in r.reason.lower()
+    )
+    assert "test split takes about 43% of each class" in r.reason
+    # Measured on every label, each new label is a pair.
+    every = certify(counts, supply=LabelSupply(split="all", fractions=DEFAULT_FRACTIONS, labelled_pass=12))
+    assert every.more_pass_labels == 8
+
+
+def test_advice_says_when_the_run_has_too_few_traces_of_a_class() -> None:
+    from helix.calibration import DEFAULT_FRACTIONS, LabelSupply
+
+    counts = confusion_counts(_counts(12, 0, 0, 25))
+    supply = LabelSupply(
+        split="test", fractions=DEFAULT_FRACTIONS, labelled_pass=27, labelled_fail=58, available_pass=5
+    )
+    r = certify(counts, supply=supply)
+    assert "at most 5 unlabelled traces that could be passing" in r.reason
+    assert "--split all" in r.reason
+
+
+def test_improve_the_judge_when_even_the_upper_bound_is_below_the_threshold() -> None:
+    r = certify(confusion_counts(_counts(30, 20, 2, 48)))  # TPR 0.6 [0.46, 0.72]
+    assert r.status == "refused" and r.more_pass_labels is None
+    assert "even the upper bound is below 0.8" in r.reason and "improve the judge" in r.reason
+    # At the threshold but with an upper bound above it: labels might still show it is better.
+    near = certify(confusion_counts(_counts(16, 4, 2, 48)))  # TPR 0.8 [0.58, 0.92]
+    assert near.more_pass_labels is None and "labels help only if" in near.reason

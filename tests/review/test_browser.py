@@ -145,8 +145,12 @@ def test_server_mode_keyboard_labels_persist_in_sqlite_across_reload(
     page.wait_for_selector("body[data-ready='true']", state="attached")
     assert page.get_attribute("#progress", "data-labeled") == "3"
     assert _labels_on_page(page, 4) == labeled
+    assert page.get_attribute("#human-label", "data-label") == ""  # the unlabelled fourth item
+    assert page.text_content("#judge-critique") == ""  # blind in the page's data, not only on screen
     page.keyboard.press("v")
+    page.wait_for_selector("#judge-panel:not([hidden])")
     assert page.is_visible("#judge-panel")
+    assert page.text_content("#judge-result") in ("pass", "fail", "uncertain", "no verdict", "unscored")
     assert not watch.dialogs and not watch.errors
 
 
@@ -227,6 +231,7 @@ def _check_inert(page: Page, watch: Watch) -> None:
     for _ in range(6):
         page.keyboard.press("k")
     page.keyboard.press("v")
+    page.wait_for_selector("#judge-panel:not([hidden])")
     critique = str(page.text_content("#judge-critique"))
     assert "</script><script>window.__pwned = 3</script>" in critique
     assert page.evaluate("typeof window.__pwned") == "undefined"

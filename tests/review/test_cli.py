@@ -57,7 +57,7 @@ def test_import_export_and_agreement(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "ana vs ben: kappa=0.500, n=4" in result.output
 
 
-def test_serve_refuses_a_public_host_without_token(run_dir: Path, tmp_path: Path) -> None:
+def test_serve_refuses_a_public_host_with_a_blank_token(run_dir: Path, tmp_path: Path) -> None:
     result = runner.invoke(
         app,
         [
@@ -69,11 +69,12 @@ def test_serve_refuses_a_public_host_without_token(run_dir: Path, tmp_path: Path
             str(tmp_path / "l.sqlite"),
             "--host",
             "0.0.0.0",
+            "--token",
+            " ",
         ],
-        env={"HELIX_REVIEW_TOKEN": ""},
     )
     assert result.exit_code == 2
-    assert "without an access token" in result.output
+    assert "needs an access token" in " ".join(result.output.split())
     assert not (tmp_path / "l.sqlite").exists()
 
 
@@ -82,3 +83,31 @@ def test_review_help_explains_the_commands() -> None:
     assert result.exit_code == 0
     for command in ("serve", "export-html", "import", "export", "agreement"):
         assert command in result.output
+
+
+def test_export_and_agreement_refuse_a_missing_store_instead_of_creating_one(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.sqlite"
+    result = runner.invoke(
+        app, ["review", "export", "--labels", str(typo), "--out", str(tmp_path / "o.jsonl")]
+    )
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "does not exist" in text and "typo.sqlite" in text
+    assert not typo.exists() and not (tmp_path / "o.jsonl").exists()
+    result = runner.invoke(app, ["review", "agreement", "--labels", str(typo)])
+    assert result.exit_code == 2 and not typo.exists()
+
+
+def test_export_html_blind_leaves_verdicts_and_critiques_out(run_dir: Path, tmp_path: Path) -> None:
+    seen = tmp_path / "seen.html"
+    blind = tmp_path / "blind.html"
+    runner.invoke(app, ["review", "export-html", "--run", str(run_dir), "--out", str(seen)])
+    result = runner.invoke(
+        app, ["review", "export-html", "--run", str(run_dir), "--out", str(blind), "--blind"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "the judge thinks fail" in seen.read_text()  # a critique of the run
+    text = blind.read_text()
+    start = text.index('id="review-data">')
+    data = text[start : text.index("</script>", start)]
+    assert "the judge thinks" not in text and '"judge_result"' not in data and '"blind":true' in data

@@ -53,8 +53,8 @@ def test_an_old_schema_is_migrated_forward_keeping_its_labels(tmp_path: Path) ->
     conn.commit()
     conn.close()
     store = LabelStore(path)
-    assert store.schema_versions() == [1, 2]
-    assert [(x.trace_id, x.label) for x in store.all()] == [("t1", "pass")]
+    assert store.schema_versions() == [1, 2, 3]
+    assert [(x.trace_id, x.label, x.design) for x in store.all()] == [("t1", "pass", None)]
     with sqlite3.connect(path) as check:
         names = {r[0] for r in check.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     check.close()
@@ -231,3 +231,27 @@ def test_concurrent_processes_lose_no_label(tmp_path: Path) -> None:
     store = LabelStore(path)
     assert len(store) == 3 * 20
     assert {x.annotator for x in store.latest()} == {"p0", "p1", "p2"}
+
+
+def test_a_label_keeps_its_design_and_stratum_through_the_store_and_jsonl(tmp_path: Path) -> None:
+    store = LabelStore(tmp_path / "labels.sqlite")
+    made = store.record(
+        trace_id="t1", criterion_id="c", label="fail", annotator="ana", design="active", stratum="pass/unsure"
+    )
+    assert [(x.design, x.stratum) for x in store.latest()] == [("active", "pass/unsure")]
+    out = tmp_path / "labels.jsonl"
+    store.export_jsonl(out)
+    again = load_labels(out)
+    assert again == [made] and again[0].version == 2
+
+
+def test_version_1_label_lines_still_read_and_an_unknown_design_is_a_bad_line() -> None:
+    from helix.review import parse_labels_jsonl
+
+    old = b'{"version": 1, "trace_id": "t", "criterion_id": "c", "label": "pass", "annotator": "a", ' + (
+        b'"created_at": "2026-01-01T00:00:00Z"}\n'
+    )
+    bad = old.replace(b'"version": 1', b'"version": 2, "design": "by-mood"')
+    parsed = parse_labels_jsonl(old + bad)
+    assert [x.version for x in parsed.labels] == [1]
+    assert parsed.bad_lines[0].line == 2 and "by-mood" in parsed.bad_lines[0].reason

@@ -1,31 +1,39 @@
-"""The corrected success rate (Rogan-Gladen) and its interval, vectorised over counts.
+"""The corrected success rate for labels chosen by human class (Rogan-Gladen), with its interval.
 
 A judge with true positive rate TPR and true negative rate TNR reports "pass" on a fraction
 ``p_obs = θ·TPR + (1 − θ)·(1 − TNR)`` of a population whose true success rate is θ. Inverting:
 
     θ = (p_obs + TNR − 1) / (TPR + TNR − 1)
 
-The point estimate plugs in the observed rates and is clipped to [0, 1]; it is *invalid* when the
-denominator is at most :data:`MIN_DENOMINATOR` (the judge is no better than a coin, or worse).
+This is the estimator for a label set chosen *within each human class* (the ``by-class`` design:
+"label 30-50 passing and 30-50 failing traces"): such a set measures P(verdict | human class), i.e.
+TPR and TNR, and nothing about P(human class | verdict). The point estimate plugs in the observed
+rates and is clipped to [0, 1]; it is *invalid* when TPR + TNR − 1 is at most
+:data:`MIN_DENOMINATOR` (the judge is no better than a coin, or worse). That boundary is decided on
+exact fractions of the counts, never on floating point.
 
-The interval carries all three sources of sampling error: the human-pass labels (TPR), the
-human-fail labels (TNR) and the judged set (p_obs). Each rate gets an independent Beta posterior
-under a Jeffreys prior, Beta(x + ½, n − x + ½); θ is computed per posterior draw and the interval
-is the equal-tailed percentile interval of the clipped draws. Draws whose denominator is not
-positive have no θ at all: they count as 0 for the lower end and as 1 for the upper end, so a judge
-that is plausibly no better than chance gets a wide interval rather than a narrow wrong one.
-Percentile intervals of this posterior cover a little under their nominal level in frequentist
-terms (93-94% at 95%, measured), so the posterior level is widened: the tails hold
-:data:`TAIL_SCALE` times the nominal tail mass (97% credibility for a 95% interval), which brought
-the measured coverage to >= 94% in every regime the docs do not flag.
-The work is ``draws`` Beta variates per rate, independent of how many items were judged, so 100k
-judged items cost the same as 100; many problems at once pass arrays (the coverage simulation).
-``benchmarks/bench_calibration.py`` measures the real coverage; ``_coverage.py`` holds the result.
+The interval carries the three sources of sampling error: the human-pass labels (TPR), the
+human-fail labels (TNR) and the unlabelled judged set (p_obs). Each rate gets a Beta posterior
+under a Jeffreys prior, Beta(x + ½, n − x + ½). A joint draw is only *possible* when its judged
+pass rate lies between the judge's false-pass rate and its true-pass rate (1 − TNR ≤ p ≤ TPR, so
+that θ lies in [0, 1]); impossible draws are dropped, which makes the draws a proper posterior of
+the model (the v1 interval clipped them to 0 or 1 instead, piling mass on the ends, and then
+widened the tails to make up for it). Draws where TPR + TNR − 1 ≤ 0 have no θ at all: they count as
+0 for the lower end and as 1 for the upper end, so a judge that is plausibly no better than chance
+gets a wide interval rather than a narrow wrong one. The interval is the equal-tailed interval of
+the kept draws with :data:`RG_TAIL_SCALE` times the nominal tail mass, the value the coverage
+simulation (``benchmarks/bench_calibration.py``) chose. When almost no draw is possible (the
+judged pass rate is far outside what the labels say the judge does: the labelled and judged sets
+differ), the interval falls back to the clipped draws and says so.
+
+The work is ``draws`` Beta variates per rate, independent of how many items were judged; many
+problems at once pass arrays (the coverage simulation).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal, TypeAlias
 
 import numpy as np
@@ -36,33 +44,56 @@ from .._exceptions import UsageError
 __all__ = [
     "DEFAULT_DRAWS",
     "MIN_DENOMINATOR",
-    "TAIL_SCALE",
+    "RG_TAIL_SCALE",
     "CorrectedRate",
     "corrected_rate",
     "corrected_rate_intervals",
     "corrected_rate_point",
+    "exact_fraction",
+    "tail_quantiles",
 ]
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
 
 MIN_DENOMINATOR = 0.05
 """TPR + TNR − 1 at or below this: the judge barely separates the classes; θ is reported invalid."""
 DEFAULT_DRAWS = 20_000
-_PRIOR = 0.5  # Jeffreys
-TAIL_SCALE = 0.6
-"""Posterior tail mass used per nominal tail mass (chosen by the coverage simulation)."""
+PRIOR = 0.5  # Jeffreys
+RG_TAIL_SCALE = 0.95
+"""Posterior tail mass used per nominal tail mass for this design (chosen by the coverage simulation)."""
+_MIN_POSSIBLE_SHARE = 0.01
+"""Below this share of possible draws the interval falls back to clipping (see the module docstring)."""
 
 
-def corrected_rate_point(p_obs: float, tpr: float, tnr: float) -> float | None:
-    """θ = (p_obs + TNR − 1) / (TPR + TNR − 1) clipped to [0, 1]; ``None`` when invalid."""
+def exact_fraction(value: float | int | Fraction) -> Fraction:
+    """``value`` as the fraction its decimal text says (0.05 -> 1/20, not the binary float's 0.05000000000000000277)."""
+    if isinstance(value, Fraction | int):
+        return Fraction(value)
+    return Fraction(repr(float(value)))
+
+
+def _check_rate(name: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise UsageError(f"{name} must be a rate in [0, 1], got {value!r}")
+
+
+def corrected_rate_point(
+    p_obs: float | Fraction, tpr: float | Fraction, tnr: float | Fraction
+) -> float | None:
+    """θ = (p_obs + TNR − 1) / (TPR + TNR − 1) clipped to [0, 1]; ``None`` when invalid.
+
+    Pass :class:`~fractions.Fraction` values of the counts (``Fraction(tp, n_pos)``) to decide the
+    boundary exactly; floats are read as the decimal they print as.
+    """
     for name, value in (("p_obs", p_obs), ("tpr", tpr), ("tnr", tnr)):
-        if not 0.0 <= value <= 1.0:
-            raise UsageError(f"{name} must be a rate in [0, 1], got {value!r}")
-    denominator = tpr + tnr - 1.0
-    if denominator <= MIN_DENOMINATOR:
+        _check_rate(name, float(value))
+    p, a, b = exact_fraction(p_obs), exact_fraction(tpr), exact_fraction(tnr)
+    denominator = a + b - 1
+    if denominator <= exact_fraction(MIN_DENOMINATOR):
         return None
-    return float(min(1.0, max(0.0, (p_obs + tnr - 1.0) / denominator)))
+    return float(min(Fraction(1), max(Fraction(0), (p + b - 1) / denominator)))
 
 
 def _as_counts(name: str, value: npt.ArrayLike) -> IntArray:
@@ -70,6 +101,33 @@ def _as_counts(name: str, value: npt.ArrayLike) -> IntArray:
     if np.any(arr < 0):
         raise UsageError(f"{name} must be non-negative counts, got {value!r}")
     return np.atleast_1d(arr)
+
+
+def tail_quantiles(
+    values: FloatArray, keep: BoolArray, low_floor: BoolArray, high_ceiling: BoolArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    """Per row, the ``alpha`` and ``1 − alpha`` quantiles (inverted CDF) of the kept draws.
+
+    ``values`` are draws (rows = problems); ``keep`` marks the draws that count; among those,
+    ``low_floor`` draws count as 0 for the lower quantile and ``high_ceiling`` draws as 1 for the
+    upper one (draws with no value). Rows with nothing kept get [0, 1].
+    """
+    plain = keep & ~low_floor & ~high_ceiling
+    unknown = keep & (low_floor | high_ceiling)
+    ordered = np.sort(np.where(plain, values, np.inf), axis=1)
+    kept = keep.sum(axis=1)
+    n_plain = plain.sum(axis=1)
+    n_unknown = unknown.sum(axis=1)
+    rows = np.arange(values.shape[0])
+    last = values.shape[1] - 1
+    # Lower: the unknown draws sort first (as 0); upper: they sort last (as 1).
+    r_low = np.maximum(np.ceil(alpha * kept).astype(np.int64) - 1, 0)
+    r_high = np.maximum(np.ceil((1.0 - alpha) * kept).astype(np.int64) - 1, 0)
+    low_index = np.clip(r_low - n_unknown, 0, last)
+    low = np.where(r_low < n_unknown, 0.0, ordered[rows, low_index])
+    high = np.where(r_high >= n_plain, 1.0, ordered[rows, np.clip(r_high, 0, last)])
+    empty = kept == 0
+    return np.where(empty, 0.0, low), np.where(empty, 1.0, high)
 
 
 def corrected_rate_intervals(
@@ -83,12 +141,15 @@ def corrected_rate_intervals(
     seed: int,
     draws: int = DEFAULT_DRAWS,
     confidence: float = 0.95,
-) -> tuple[FloatArray, FloatArray]:
+    tail_scale: float = RG_TAIL_SCALE,
+) -> tuple[FloatArray, FloatArray, BoolArray]:
     """Interval ends for θ, one per problem; every argument is a count or an array of counts.
 
     ``tp`` of ``n_pos`` human-pass labels were judged pass, ``tn`` of ``n_neg`` human-fail labels
-    were judged fail, and ``judged_pass`` of ``judged`` (unlabeled) items were judged pass. Arrays
-    broadcast together; the result is two float arrays of that shape (lower, upper). Seeded.
+    were judged fail, and ``judged_pass`` of ``judged`` unlabelled items were judged pass. Arrays
+    broadcast together; the result is (lower, upper, fell_back), arrays of that shape, where
+    ``fell_back`` marks problems whose judged set was incompatible with the labels (see the module
+    docstring). Seeded.
     """
     if not 0.0 < confidence < 1.0:
         raise UsageError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
@@ -109,20 +170,21 @@ def corrected_rate_intervals(
         raise UsageError("every problem needs at least one human-pass, one human-fail and one judged item")
     rng = np.random.default_rng(seed)
     shape = (a.size, draws)
-    tpr = rng.beta((a + _PRIOR)[:, None], (na - a + _PRIOR)[:, None], size=shape)
-    tnr = rng.beta((b + _PRIOR)[:, None], (nb - b + _PRIOR)[:, None], size=shape)
-    p = rng.beta((k + _PRIOR)[:, None], (n - k + _PRIOR)[:, None], size=shape)
+    tpr = rng.beta((a + PRIOR)[:, None], (na - a + PRIOR)[:, None], size=shape)
+    tnr = rng.beta((b + PRIOR)[:, None], (nb - b + PRIOR)[:, None], size=shape)
+    p = rng.beta((k + PRIOR)[:, None], (n - k + PRIOR)[:, None], size=shape)
     denominator = tpr + tnr - 1.0
     ok = denominator > 0.0
-    theta = np.clip((p + tnr - 1.0) / np.where(ok, denominator, 1.0), 0.0, 1.0)
-    alpha = TAIL_SCALE * (1.0 - confidence) / 2.0
-    # A draw without a θ widens both ends: 0 for the lower quantile, 1 for the upper one.
-    low = np.quantile(np.where(ok, theta, 0.0), alpha, axis=1, method="inverted_cdf")
-    high = np.quantile(np.where(ok, theta, 1.0), 1.0 - alpha, axis=1, method="inverted_cdf")
+    theta = (p + tnr - 1.0) / np.where(ok, denominator, 1.0)
+    possible = ok & (theta >= 0.0) & (theta <= 1.0)
+    chance = ~ok
+    alpha = tail_scale * (1.0 - confidence) / 2.0
+    keep = possible | chance
+    fell_back = keep.sum(axis=1) < _MIN_POSSIBLE_SHARE * draws
+    keep = np.where(fell_back[:, None], True, keep)
+    low, high = tail_quantiles(np.clip(theta, 0.0, 1.0), keep, chance, chance, alpha)
     out_shape = counts[0].shape
-    return np.asarray(low, dtype=np.float64).reshape(out_shape), np.asarray(high, dtype=np.float64).reshape(
-        out_shape
-    )
+    return low.reshape(out_shape), high.reshape(out_shape), fell_back.reshape(out_shape)
 
 
 CorrectedStatus = Literal["ok", "invalid"]
@@ -139,6 +201,8 @@ class CorrectedRate:
     low: float | None
     high: float | None
     reason: str | None = None
+    incompatible: bool = False
+    """The judged set's pass rate is outside what the labels allow (the interval clips instead)."""
 
 
 def corrected_rate(
@@ -155,28 +219,38 @@ def corrected_rate(
 ) -> CorrectedRate:
     """The corrected success rate with its interval, from the four confusion counts and the judged set."""
     if judged <= 0:
-        raise UsageError("the judged set is empty: judge at least one item to estimate a success rate")
+        raise UsageError(
+            "the judged set is empty: judge at least one unlabelled item to estimate a success rate"
+        )
     if n_pos <= 0 or n_neg <= 0:
         raise UsageError(
             f"need human labels of both classes (got {n_pos} pass, {n_neg} fail); label more traces"
         )
-    p_obs = judged_pass / judged
-    tpr, tnr = tp / n_pos, tn / n_neg
+    p_obs = Fraction(judged_pass, judged)
+    tpr, tnr = Fraction(tp, n_pos), Fraction(tn, n_neg)
     theta = corrected_rate_point(p_obs, tpr, tnr)
     if theta is None:
         return CorrectedRate(
             status="invalid",
-            p_obs=p_obs,
+            p_obs=float(p_obs),
             theta=None,
             low=None,
             high=None,
             reason=(
-                f"TPR + TNR - 1 = {tpr + tnr - 1.0:.3f} <= {MIN_DENOMINATOR}: the judge does not separate "
-                "pass from fail, so its pass rate cannot be corrected; improve the judge first"
+                f"TPR + TNR - 1 = {tp}/{n_pos} + {tn}/{n_neg} - 1 = {float(tpr + tnr - 1):.3f}, at or below "
+                f"{MIN_DENOMINATOR}: the judge does not separate pass from fail, so its pass rate cannot be "
+                "corrected; improve the judge first"
             ),
         )
-    low, high = corrected_rate_intervals(
+    low, high, fell_back = corrected_rate_intervals(
         tp, n_pos, tn, n_neg, judged_pass, judged, seed=seed, draws=draws, confidence=confidence
     )
     lo, hi = float(low[0]), float(high[0])
-    return CorrectedRate(status="ok", p_obs=p_obs, theta=theta, low=min(lo, theta), high=max(hi, theta))
+    return CorrectedRate(
+        status="ok",
+        p_obs=float(p_obs),
+        theta=theta,
+        low=min(lo, theta),
+        high=max(hi, theta),
+        incompatible=bool(fell_back[0]),
+    )

@@ -1,8 +1,10 @@
 """The test-once ledger: a judge is measured on a test split once; a second look must be forced.
 
 The ledger is ``<run>/calibration/test_ledger.json``. Each entry records which criterion was
-measured on which test split (a fingerprint of its trace ids), with which seed, when, and whether
-the measurement was forced past an earlier one. Re-measuring the same split after tuning the judge
+measured on which split (``test``, ``all`` for an external judge measured on every label, or
+``dev``), a fingerprint of its trace ids, with which seed, when, and whether the measurement was
+forced past an earlier one. Dev measurements are never refused: they are recorded so that a judge
+iterated on these labels is no longer taken for an external one. Re-measuring the same split after tuning the judge
 on what the first measurement showed turns the test set into a dev set; the ledger refuses that
 unless the caller says ``force`` and then says so forever in the record.
 """
@@ -37,6 +39,8 @@ class LedgerEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     criterion_id: str
+    split: str = "test"
+    """``test``, ``all`` (measured once) or ``dev`` (iterations, never refused)."""
     split_fingerprint: str
     seed: int
     test_size: int
@@ -55,10 +59,16 @@ class TestLedger(BaseModel):
     entries: tuple[LedgerEntry, ...] = ()
 
     def uses(self, criterion_id: str, fingerprint: str) -> tuple[LedgerEntry, ...]:
-        """Earlier measurements of ``criterion_id`` on the split with ``fingerprint``."""
+        """Earlier once-only measurements (test or all) of ``criterion_id`` on the split with ``fingerprint``."""
         return tuple(
-            e for e in self.entries if e.criterion_id == criterion_id and e.split_fingerprint == fingerprint
+            e
+            for e in self.entries
+            if e.criterion_id == criterion_id and e.split_fingerprint == fingerprint and e.split != "dev"
         )
+
+    def developed(self, criterion_id: str) -> bool:
+        """True when ``criterion_id`` was iterated on a dev split or measured on a test split before."""
+        return any(e.criterion_id == criterion_id and e.split in ("dev", "test") for e in self.entries)
 
 
 def ledger_path(run_dir: str | Path) -> Path:
@@ -83,16 +93,18 @@ def record_test_use(
     test_size: int,
     force: bool = False,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    split: str = "test",
 ) -> LedgerEntry:
-    """Record a measurement on a test split; refuse a repeat unless ``force`` (recorded as forced).
+    """Record a measurement; on a ``test`` or ``all`` split refuse a repeat unless ``force`` (recorded
+    as forced). ``dev`` measurements are recorded and never refused.
 
     Raises :class:`~helix._exceptions.TestSplitReusedError` for an unforced repeat.
     """
     ledger = read_ledger(run_dir)
-    earlier = ledger.uses(criterion_id, split_fingerprint)
+    earlier = ledger.uses(criterion_id, split_fingerprint) if split != "dev" else ()
     if earlier and not force:
         raise TestSplitReusedError(
-            f"criterion {criterion_id!r} was already measured on this test split (fingerprint "
+            f"criterion {criterion_id!r} was already measured on this {'set of labels' if split == 'all' else 'test split'} (fingerprint "
             f"{split_fingerprint}, seed {seed}) at {earlier[0].measured_at.isoformat()}; the test split is "
             "used once. Iterate on the dev split (--split dev), or pass --force to re-measure (the ledger "
             f"will record it as forced): {ledger_path(run_dir)}",
@@ -101,6 +113,7 @@ def record_test_use(
         )
     entry = LedgerEntry(
         criterion_id=criterion_id,
+        split=split,
         split_fingerprint=split_fingerprint,
         seed=seed,
         test_size=test_size,

@@ -20,7 +20,7 @@ from typing import Literal
 from .._exceptions import FewShotLeakError, UsageError
 from ..judging import Criterion
 
-__all__ = ["DEFAULT_FRACTIONS", "SplitName", "Splits", "assign_splits", "check_few_shot"]
+__all__ = ["DEFAULT_FRACTIONS", "SplitName", "Splits", "assign_splits", "check_few_shot", "split_sizes"]
 
 SplitName = Literal["train", "dev", "test"]
 DEFAULT_FRACTIONS: tuple[float, float, float] = (0.15, 0.42, 0.43)
@@ -59,16 +59,26 @@ def _cut(n: int, fractions: tuple[float, float, float]) -> tuple[int, int]:
     return sizes[0], sizes[1]
 
 
+def split_sizes(n: int, fractions: tuple[float, float, float] = DEFAULT_FRACTIONS) -> tuple[int, int, int]:
+    """How many of ``n`` traces of one class go to train, dev and test."""
+    train, dev = _cut(n, fractions)
+    return train, dev, n - train - dev
+
+
 def assign_splits(
     labels: Mapping[str, str] | Iterable[tuple[str, str]],
     *,
     seed: int = 0,
     fractions: tuple[float, float, float] = DEFAULT_FRACTIONS,
+    strata: Mapping[str, str] | None = None,
 ) -> Splits:
     """Split traces (``trace_id -> human label``) into train/dev/test, balanced per class.
 
     Labels ``pass`` and ``fail`` are classes of their own; any other label (defer, underdetermined)
-    is split as one more group, so undecided traces spread across the splits too.
+    is split as one more group, so undecided traces spread across the splits too. With ``strata``
+    (trace id -> the label design's stratum, for designs chosen by what the judge said) the cut is
+    made within each stratum instead, so every split stays a sample of the same design; traces
+    without a stratum form one more group.
     """
     if len(fractions) != 3 or any(f < 0 for f in fractions) or abs(sum(fractions) - 1.0) > 1e-9:
         raise UsageError(
@@ -85,6 +95,8 @@ def assign_splits(
                 "(resolve annotator disagreements first)"
             )
         seen[trace_id] = group
+        if strata is not None:
+            group = "stratum:" + strata.get(trace_id, "(none)")
         groups[group].add(trace_id)
     assignment: dict[str, SplitName] = {}
     for group in sorted(groups):

@@ -45,7 +45,12 @@ def serve(
         str, typer.Option("--annotator", help="Your name, stored with every label (`?annotator=` overrides).")
     ] = "annotator",
     host: Annotated[
-        str, typer.Option("--host", help="Interface to bind. Anything but loopback requires --token.")
+        str,
+        typer.Option(
+            "--host",
+            help="Interface to bind. Anything but loopback needs a strong access token (one is generated and "
+            "printed when --token is not given).",
+        ),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port (0 = any free port).")] = 8765,
     token: Annotated[
@@ -53,19 +58,30 @@ def serve(
         typer.Option(
             "--token",
             envvar="HELIX_REVIEW_TOKEN",
-            help="Access token required on every request (open the page with ?token=...).",
+            help="Access token required on every request (open the page with ?token=...); at least 16 "
+            "characters for a non-loopback host.",
         ),
     ] = None,
     criterion: Criteria = None,
     seed: Seed = 0,
+    queue: Annotated[
+        str,
+        typer.Option(
+            "--queue",
+            help="Item order: `balanced` (interleaved by the judge's verdict) or `active` (the labels that shrink "
+            "the corrected-rate interval most come first: unsure verdicts, the strata the interval needs).",
+        ),
+    ] = "balanced",
 ) -> None:
     """Serve the review page for a run on a local web server; labels go to the SQLite store.
 
     Keys on the page: p pass, f fail, d defer, x underdetermined, j/k next/previous, u undo,
     v reveal the judge's verdict. Stop with Ctrl-C; every label is already committed.
     """
-    from ..review import LabelStore, ReviewServer, check_bind, create_review_app, is_loopback
+    from ..review import LabelStore, ReviewServer, check_bind, create_review_app, generate_token, is_loopback
 
+    if not is_loopback(host) and not token:
+        token = generate_token()
     check_bind(host, token)
     labels = labels if labels is not None else run / "labels.sqlite"
     store = LabelStore(labels)
@@ -77,6 +93,7 @@ def serve(
         loopback_only=is_loopback(host),
         criterion_ids=criterion,
         seed=seed,
+        queue=queue,  # type: ignore[arg-type]
     )
     server = ReviewServer(app, host=host, port=port, token=token)
     url = server.url + (f"?token={token}" if token else "")
@@ -100,15 +117,23 @@ def export_html(
     ] = "annotator",
     criterion: Criteria = None,
     seed: Seed = 0,
+    blind: Annotated[
+        bool,
+        typer.Option(
+            "--blind",
+            help="Leave every judge verdict and critique out of the file (they cannot be revealed).",
+        ),
+    ] = False,
 ) -> None:
     """Write one self-contained review page for offline labeling.
 
     Labels autosave to the browser's localStorage; the page's "Export labels" button downloads a JSONL file
-    that `helix review import FILE --labels DB` merges into a label store.
+    that `helix review import FILE --labels DB` merges into a label store. Without --blind the verdicts are
+    in the file (hidden on screen until revealed); with --blind they are not in it at all.
     """
     from ..review import write_review_html
 
-    path = write_review_html(run, out, annotator=annotator, criterion_ids=criterion, seed=seed)
+    path = write_review_html(run, out, annotator=annotator, criterion_ids=criterion, seed=seed, blind=blind)
     console().print(f"wrote {path}", markup=False, soft_wrap=True)
 
 
@@ -135,7 +160,7 @@ def import_labels(
 @review_app.command("export")
 @helix_errors
 def export_labels(
-    labels: LabelsDb,
+    labels: Annotated[Path, typer.Option("--labels", help="SQLite label store to read (must exist).")],
     out: Annotated[Path, typer.Option("--out", help="Labels JSONL to write.")],
     latest: Annotated[
         bool, typer.Option("--latest/--all", help="Only the current label per trace × criterion × annotator.")
@@ -144,13 +169,17 @@ def export_labels(
     """Write a label store's labels as JSONL (DuckDB and Polars read it directly)."""
     from ..review import LabelStore
 
-    n = LabelStore(labels).export_jsonl(out, latest_only=latest)
+    n = LabelStore(labels, create=False).export_jsonl(out, latest_only=latest)
     console().print(f"wrote {n} label(s) to {out}", markup=False, soft_wrap=True)
 
 
 @review_app.command("agreement")
 @helix_errors
-def agreement(labels: LabelsDb) -> None:
+def agreement(
+    labels: Annotated[
+        Path, typer.Option("--labels", help="Label store or labels JSONL to read (must exist).")
+    ],
+) -> None:
     """Cohen's kappa between every pair of annotators, on the items both labeled pass or fail."""
     from ..review import annotator_agreement, load_labels
 

@@ -25,6 +25,7 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     ),
     "cluster": ("helix.discovery", "ClusterFile", "a clusterer's <key>.verdict.json (discovery)"),
     "profile": ("helix.discovery", "SubjectProfile", "the profile.yaml `helix profile` writes"),
+    "labels": ("helix.review", "HumanLabel", "one line of a labels JSONL file (docs/labels.md)"),
 }
 
 

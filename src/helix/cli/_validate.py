@@ -31,27 +31,45 @@ def _ci(ci: tuple[float, float] | None) -> str:
 def _print_result(out: Console, r: CriterionCalibration) -> None:
     from rich.markup import escape
 
+    from ..calibration import theta_text
+
     style = {"certified": "bold green", "refused": "bold red", "unvalidated": "yellow"}[r.status]
     c = r.counts
+    # Status and interval lead; for a judge that is not certified the point estimate never stands alone.
     out.print(
-        f"[bold]{escape(r.criterion_id)}[/bold]: [{style}]{r.status.upper()}[/] — {escape(r.status_reason)}"
+        f"[bold]{escape(r.criterion_id)}[/bold]: [{style}]{r.status.upper()}[/] — corrected success rate "
+        f"{escape(theta_text(r))}",
+        soft_wrap=True,
     )
+    out.print(f"  {escape(r.status_reason)}", soft_wrap=True)
+    mode = f"{r.mode} judge, " if r.mode else ""
     out.print(
-        f"  split {r.split} (seed {r.seed}): {r.labels_used} labels; decided tp={c.tp} fn={c.fn} fp={c.fp} "
-        f"tn={c.tn}; judge abstained {c.abstentions} (rate {_pct(r.abstain_rate)}, assumption agreement "
-        f"{_pct(r.assumption_agreement)}); {c.human_deferred} deferred, {c.unjudged} without verdict"
+        f"  {mode}split {r.split} (seed {r.seed}): {r.labels_used} labels; design {escape(r.design)} "
+        f"({r.design_source}), {r.estimator}"
+        + (f"; population {escape(r.population)}" if r.population else ""),
+        soft_wrap=True,
     )
+    kinds = ", ".join(f"{k.kind} {k.on_underdetermined}/{k.abstentions}" for k in c.by_kind if k.abstentions)
     out.print(
-        f"  TPR {_pct(r.tpr)}{_ci(r.tpr_interval)}   TNR {_pct(r.tnr)}{_ci(r.tnr_interval)}  (Wilson 95%)"
+        f"  decided tp={c.tp} fn={c.fn} fp={c.fp} tn={c.tn}; judge abstained {c.abstentions} (rate "
+        f"{_pct(r.abstain_rate)}, assumption agreement {_pct(r.assumption_agreement)}"
+        + (f": {escape(kinds)}" if kinds else "")
+        + f"); {c.human_deferred} deferred, {c.unjudged} without verdict",
+        soft_wrap=True,
     )
-    theta = (
-        f"{_pct(r.theta)}{_ci(r.theta_interval)}"
-        if r.theta_status == "ok"
-        else f"{r.theta_status}: {r.theta_reason}"
-    )
-    out.print(f"  raw pass rate {_pct(r.p_obs)} of {r.judged_n} decided verdicts → corrected {escape(theta)}")
+    how = "Wilson 95%" if r.estimator == "rogan-gladen" else "posterior 95%"
+    out.print(f"  TPR {_pct(r.tpr)}{_ci(r.tpr_interval)}   TNR {_pct(r.tnr)}{_ci(r.tnr_interval)}  ({how})")
+    out.print(f"  raw pass rate {_pct(r.p_obs)} of {r.judged_n} decided verdicts ({r.estimator})")
+    s = r.consistency
+    if s is not None:
+        kappa = f"{s.kappa:.3f}" if s.kappa is not None else "undefined (nothing varied)"
+        out.print(
+            f"  self-consistency: flip rate {_pct(s.flip_rate)} ({s.flips} of {s.units} units), Fleiss' kappa "
+            f"{kappa}, {s.reruns_max} reruns (helix judge rerun)",
+            soft_wrap=True,
+        )
     for w in r.warnings:
-        out.print(f"  [yellow]warning:[/yellow] {escape(w)}")
+        out.print(f"  [yellow]warning:[/yellow] {escape(w)}", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
@@ -72,9 +90,26 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--split",
-                help="Which labelled split to measure on: `test` (once; ledgered), `dev` (iterate freely) or `all`.",
+                help="`auto` (default): every label, once, for an external judge (no few-shot from these labels, "
+                "no dev or test measurement recorded), else the test split. `test` and `all` are measured once "
+                "(ledgered); `dev` is for iterating (recorded, never refused).",
             ),
-        ] = "test",
+        ] = "auto",
+        design: Annotated[
+            str | None,
+            typer.Option(
+                "--design",
+                help="How the labelled traces were chosen, when the labels do not record it: by-class, random, "
+                "by-verdict, active or stratified:KEY (docs/labels.md). It decides the estimator.",
+            ),
+        ] = None,
+        population: Annotated[
+            Path | None,
+            typer.Option(
+                "--population",
+                help="Another run directory whose decided verdicts are the judged population (default: this run).",
+            ),
+        ] = None,
         seed: Annotated[int, typer.Option("--seed", help="Seed of the split and of the interval.")] = 0,
         threshold: Annotated[
             float,
@@ -96,26 +131,31 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Calibrate each labelled LLM judge of a run against human labels.
 
-        Splits the labelled traces into train/dev/test (deterministic, balanced per class), measures
-        the judge on the test split once (a ledger in RUN/calibration refuses a second look unless
-        --force), computes TPR and TNR over decided verdicts with Wilson intervals, certifies the
-        judge (or refuses, saying how many more labels would be needed), and corrects the run's raw
-        pass rate: θ = (p_obs + TNR − 1) / (TPR + TNR − 1) with a 95% interval carrying the label and
-        judged-set uncertainty. Writes RUN/calibration/validation.json and stamps the result into
-        RUN/scorecard.json and RUN/report.html. Exit 1 when any judge is not certified.
+        An external judge (developed without these labels) is measured once on every label; a judge
+        under development on the test split of a deterministic train/dev/test split (a ledger in
+        RUN/calibration refuses a second look unless --force). TPR and TNR are measured over decided
+        verdicts, the judge is certified when both lower 95% bounds reach --threshold (or refused,
+        saying how many traces to label, or to improve the judge), and the run's raw pass rate is
+        corrected with a 95% interval carrying the label and judged-set uncertainty, by the estimator
+        that fits how the labels were chosen (Rogan-Gladen for labels chosen by human class,
+        post-stratification for random or verdict-driven ones; docs/calibration.md). Writes
+        RUN/calibration/validation.json and stamps RUN/scorecard.json and RUN/report.html. Exit 1 when
+        any judge is not certified.
         """
         import orjson
 
         from .._exceptions import UsageError
         from ..calibration import validate_run
 
-        if split not in ("test", "dev", "all"):
-            raise UsageError(f"--split must be test, dev or all; got {split!r}")
+        if split not in ("auto", "test", "dev", "all"):
+            raise UsageError(f"--split must be auto, test, dev or all; got {split!r}")
         report = validate_run(
             run,
             labels,
             criterion_id=criterion,
             split=split,  # type: ignore[arg-type]
+            design=design,
+            population=population,
             seed=seed,
             threshold=threshold,
             min_labels_per_class=min_labels,

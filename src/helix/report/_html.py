@@ -297,6 +297,18 @@ def _calibration_item(v: ValidationRecord) -> str:
     theta = (
         _rate_text(v.theta) if v.theta_status == "ok" else f'<span class="muted">{esc(v.theta_status)}</span>'
     )
+    if (
+        v.theta_status == "ok"
+        and v.status != "certified"
+        and v.theta.value is not None
+        and v.theta.low is not None
+        and v.theta.high is not None
+    ):
+        # Not certified: the interval leads and the point estimate never stands alone.
+        theta = (
+            f"[{_pct(v.theta.low)}, {_pct(v.theta.high)}] "
+            f'<span class="muted">(point {_pct(v.theta.value)}; judge {esc(v.status)})</span>'
+        )
     rates = (
         '<table class="rates"><tbody>'
         f"<tr><th>TPR [95% CI]</th><td>{_rate_text(v.tpr)}</td></tr>"
@@ -318,6 +330,13 @@ def _calibration_item(v: ValidationRecord) -> str:
     agreement = (
         f'<div class="muted annotator-agreement">annotator agreement: {kappas}</div>' if kappas else ""
     )
+    if v.reruns is not None:
+        kappa = f"κ = {v.fleiss_kappa:.2f}" if v.fleiss_kappa is not None else "κ undefined (nothing varied)"
+        flip = "n/a" if v.flip_rate is None else _pct(v.flip_rate)
+        agreement += (
+            f'<div class="muted self-consistency">self-consistency over {v.reruns} reruns: flip rate {flip}, '
+            f"Fleiss {kappa}</div>"
+        )
     return (
         f'<section class="calibration-item" id="calibration-{esc(v.criterion_id)}" '
         f'data-criterion-id="{esc(v.criterion_id)}" data-status="{esc(v.status)}">'

@@ -17,6 +17,7 @@ from .._exceptions import UsageError, VerdictFileError
 from .._util import content_hash
 from ..judging import Criterion, open_run, parse_verdict_file
 from ..traces import Trace
+from ._blocked import blocked_kind, blocked_text
 from ._labels import DECIDED_LABELS, HumanLabel
 
 __all__ = ["JudgeResult", "ReviewItem", "ReviewSet", "is_disagreement", "load_review_set", "order_queue"]
@@ -35,7 +36,11 @@ class ReviewItem:
     critique: str = ""
     """The judge's reasoning, or why there is no verdict."""
     confidence: float | None = None
+    """The judge's confidence; None when it gave none."""
     blocked_by: str | None = None
+    """What blocked an abstention, as text (``kind: detail``, or an old verdict's free text)."""
+    blocked_kind: str | None = None
+    """``missing-evidence``, ``factual-intent``, ``normative`` or ``scope`` (None: not blocked)."""
     judge: str = ""
     """Who judged (runtime · model · prompt version)."""
 
@@ -113,8 +118,9 @@ def load_review_set(run_dir: str | Path, *, criterion_ids: Sequence[str] | None 
                         criterion_id=cid,
                         judge_result=v.result,
                         critique=v.critique,
-                        confidence=v.confidence,
-                        blocked_by=v.blocked_by,
+                        confidence=getattr(v, "confidence", None),
+                        blocked_by=blocked_text(getattr(v, "blocked_by", None)),
+                        blocked_kind=blocked_kind(getattr(v, "blocked_by", None)),
                         judge=who,
                     )
                 found[(tid, cid)] = item

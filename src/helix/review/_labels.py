@@ -16,11 +16,13 @@ from typing import Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from .._exceptions import UsageError
 from .._util import write_atomic
 
 __all__ = [
     "DECIDED_LABELS",
     "LABEL_FORMAT_VERSION",
+    "READABLE_LABEL_VERSIONS",
     "BadLine",
     "HumanLabel",
     "LabelFile",
@@ -34,7 +36,9 @@ __all__ = [
     "write_labels_jsonl",
 ]
 
-LABEL_FORMAT_VERSION: Literal[1] = 1
+LABEL_FORMAT_VERSION: Literal[2] = 2
+READABLE_LABEL_VERSIONS: frozenset[int] = frozenset({1, 2})
+"""Version 1 lines (no ``design``/``stratum``) still read."""
 
 LabelValue = Literal["pass", "fail", "defer", "underdetermined"]
 """``pass``/``fail`` decide; ``defer`` = skipped for now; ``underdetermined`` = the trace cannot tell."""
@@ -55,13 +59,31 @@ class HumanLabel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    version: Literal[1] = LABEL_FORMAT_VERSION
+    version: Literal[1, 2] = LABEL_FORMAT_VERSION
     trace_id: str = Field(min_length=1)
     criterion_id: str = Field(min_length=1)
     label: LabelValue
     note: str = ""
     annotator: str = Field(min_length=1)
+    """Who labelled: a person, or a score's source for gold taken from the traces (``tau2:reward``)."""
     created_at: AwareDatetime = Field(default_factory=utc_now)
+    design: str | None = None
+    """How this trace came to be labelled: ``by-class``, ``random``, ``by-verdict``, ``active`` or
+    ``stratified:KEY`` (see docs/labels.md); None when not recorded."""
+    stratum: str | None = None
+    """The design's stratum the trace was chosen from (``fail/unsure``), when the design has strata."""
+
+    @field_validator("design")
+    @classmethod
+    def _known_design(cls, value: str | None) -> str | None:
+        if value is not None:
+            from ._design import parse_design
+
+            try:
+                return parse_design(value).text
+            except UsageError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
     @field_validator("created_at")
     @classmethod
@@ -142,12 +164,12 @@ def parse_labels_jsonl(data: bytes | str, *, source: str = "") -> LabelFile:
         if not isinstance(obj, dict):
             bad.append(BadLine(line=number, reason=f"expected a JSON object, got {type(obj).__name__}"))
             continue
-        if obj.get("version", LABEL_FORMAT_VERSION) != LABEL_FORMAT_VERSION:
+        if obj.get("version", LABEL_FORMAT_VERSION) not in READABLE_LABEL_VERSIONS:
             bad.append(
                 BadLine(
                     line=number,
                     reason=f"label format version {obj.get('version')!r} is not supported "
-                    f"(this Helix reads {LABEL_FORMAT_VERSION}); upgrade Helix",
+                    f"(this Helix reads {sorted(READABLE_LABEL_VERSIONS)}); upgrade Helix",
                 )
             )
             continue

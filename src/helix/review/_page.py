@@ -25,7 +25,15 @@ from ._items import ReviewItem, ReviewSet, load_review_set, order_queue
 from ._labels import HumanLabel
 from ._page_assets import REVIEW_SCRIPT, REVIEW_STYLE
 
-__all__ = ["PageMode", "json_for_script", "render_review_page", "review_csp", "write_review_html"]
+__all__ = [
+    "PageMode",
+    "json_for_script",
+    "render_review_page",
+    "render_trace_panes",
+    "review_csp",
+    "verdict_data",
+    "write_review_html",
+]
 
 PageMode = Literal["server", "offline"]
 
@@ -60,17 +68,26 @@ def json_for_script(value: Any) -> str:
     return text
 
 
-def _item_data(item: ReviewItem, trace_index: int) -> dict[str, Any]:
+def verdict_data(item: ReviewItem) -> dict[str, Any]:
+    """What the judge said about an item, as the page shows it on reveal."""
     return {
-        "trace_id": item.trace_id,
-        "criterion_id": item.criterion_id,
-        "trace_index": trace_index,
         "judge_result": item.judge_result,
         "critique": item.critique,
         "confidence": item.confidence,
         "blocked_by": item.blocked_by,
         "judge": item.judge,
     }
+
+
+def _item_data(item: ReviewItem, trace_index: int, *, hidden: bool) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "trace_id": item.trace_id,
+        "criterion_id": item.criterion_id,
+        "trace_index": trace_index,
+    }
+    if hidden:
+        return base | {"hidden": True}
+    return base | verdict_data(item)
 
 
 def render_trace_panes(review: ReviewSet) -> str:
@@ -89,17 +106,27 @@ def render_review_page(
     labels: Iterable[HumanLabel] = (),
     seed: int = 0,
     panes_html: str | None = None,
+    blind: bool = False,
+    queue: Sequence[ReviewItem] | None = None,
+    design: str | None = "by-verdict",
 ) -> str:
     """The review page's HTML.
 
     ``labels`` are this annotator's current labels (shown, and used for the disagreement-first
     queue order). ``panes_html`` lets a server render the transcripts once and reuse them.
+    ``blind`` leaves the judge's verdicts and critiques out of the page: the server sends an item's
+    verdict when it is revealed or labelled (items this annotator labelled already carry theirs); an
+    offline page has none at all. ``queue`` is the item order (default: :func:`order_queue`);
+    ``design`` is what labels made on an offline page record (its queue is chosen by verdict).
     """
     current = [x for x in labels if x.annotator == annotator]
     index = {t.id: i for i, t in enumerate(review.traces)}
-    queue = order_queue(review.items, current, seed=seed)
+    ordered = list(queue) if queue is not None else order_queue(review.items, current, seed=seed)
+    seen = {(x.trace_id, x.criterion_id) for x in current}
     data = {
         "mode": mode,
+        "blind": blind,
+        "design": design,
         "run_id": review.run_id,
         "annotator": annotator,
         "criteria": {
@@ -112,7 +139,14 @@ def render_review_page(
             }
             for c in review.criteria
         },
-        "items": [_item_data(item, index[item.trace_id]) for item in queue],
+        "items": [
+            _item_data(
+                item,
+                index[item.trace_id],
+                hidden=blind and not (mode == "server" and (item.trace_id, item.criterion_id) in seen),
+            )
+            for item in ordered
+        ],
         "labels": [x.model_dump(mode="json") for x in current] if mode == "server" else [],
     }
     verdict_options = "".join(
@@ -197,8 +231,12 @@ def write_review_html(
     annotator: str = "annotator",
     criterion_ids: Sequence[str] | None = None,
     seed: int = 0,
+    blind: bool = False,
 ) -> Path:
-    """Write the self-contained offline review page of a run; returns its path."""
+    """Write the self-contained offline review page of a run; returns its path.
+
+    ``blind`` leaves every verdict and critique out of the file (labelling without ever seeing them).
+    """
     review = load_review_set(run_dir, criterion_ids=criterion_ids)
-    page = render_review_page(review, mode="offline", annotator=annotator, seed=seed)
+    page = render_review_page(review, mode="offline", annotator=annotator, seed=seed, blind=blind)
     return write_atomic(out, page)

@@ -58,6 +58,7 @@ REVIEW_SCRIPT = r"""
   function human(item) { var l = labels[keyOf(item)]; return l ? l.label : null; }
   function decided(x) { return x === "pass" || x === "fail"; }
   function disagrees(item) {
+    if (item.hidden) { return false; }
     var h = human(item);
     return decided(h) && decided(item.judge_result) && h !== item.judge_result;
   }
@@ -115,6 +116,31 @@ REVIEW_SCRIPT = r"""
     });
   }
 
+  // Blind review: a hidden item's verdict comes from the server on reveal, or once it is labelled.
+  function fetchVerdict(item, then) {
+    if (!item.hidden || data.mode !== "server") { if (then) { then(); } return; }
+    var q = "api/verdict?trace_id=" + encodeURIComponent(item.trace_id) +
+      "&criterion_id=" + encodeURIComponent(item.criterion_id);
+    fetch(q, { credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) { return r.text().then(function (t) { throw new Error(r.status + " " + t); }); }
+      return r.json();
+    }).then(function (v) {
+      ["judge_result", "critique", "confidence", "blocked_by", "judge"].forEach(function (f) { item[f] = v[f]; });
+      delete item.hidden;
+      if (then) { then(); } else { render(); }
+    }).catch(function (e) { status("could not load the verdict: " + e.message, true); });
+  }
+  function toggleReveal() {
+    var item = current();
+    if (!item) { return; }
+    if (revealed) { revealed = false; render(); return; }
+    if (item.hidden && data.mode !== "server") {
+      status("blind page: the judge's verdicts are not in this file", false);
+      return;
+    }
+    fetchVerdict(item, function () { revealed = true; render(); });
+  }
+
   // -- actions --------------------------------------------------------------------------------
   function current() { return view.length ? items[view[pos]] : null; }
   function applyLabel(value) {
@@ -123,8 +149,8 @@ REVIEW_SCRIPT = r"""
     var key = keyOf(item);
     var note = $("note").value;
     var made = {
-      version: 1, trace_id: item.trace_id, criterion_id: item.criterion_id, label: value,
-      note: note, annotator: annotator, created_at: new Date().toISOString()
+      version: 2, trace_id: item.trace_id, criterion_id: item.criterion_id, label: value,
+      note: note, annotator: annotator, created_at: new Date().toISOString(), design: data.design || null
     };
     labels[key] = made;
     var entry = { key: key, made: made, stored: null };
@@ -132,6 +158,7 @@ REVIEW_SCRIPT = r"""
     if (data.mode === "server") {
       send("api/labels", function () { return made; }, function (stored) {
         if (stored && stored.label) { entry.stored = stored; labels[key] = stored; render(); }
+        fetchVerdict(item, null);
       });
     } else {
       history[key] = readHistory(key).concat([made]);
@@ -225,11 +252,13 @@ REVIEW_SCRIPT = r"""
     hl.setAttribute("data-label", h ? h.label : "");
     if (document.activeElement !== $("note")) { $("note").value = h ? (h.note || "") : ""; }
     $("judge-panel").hidden = !revealed;
-    $("reveal").textContent = revealed ? "Hide judge verdict (v)" : "Reveal judge verdict (v)";
+    $("reveal").textContent = revealed ? "Hide judge verdict (v)" :
+      (data.blind && data.mode !== "server" ? "Blind page: no judge verdicts" : "Reveal judge verdict (v)");
     $("reveal").setAttribute("aria-expanded", String(revealed));
     var jr = $("judge-result");
-    jr.textContent = item.judge_result === "none" ? "no verdict" : item.judge_result;
-    jr.className = "badge " + (item.judge_result === "none" ? "missing" : item.judge_result);
+    var shown = item.hidden ? "hidden" : item.judge_result;
+    jr.textContent = shown === "none" ? "no verdict" : shown;
+    jr.className = "badge " + (shown === "none" || shown === "hidden" ? "missing" : shown);
     setText("judge-critique", item.critique || "");
     setText("judge-meta", [
       item.confidence == null ? "" : "confidence " + item.confidence,
@@ -284,7 +313,12 @@ REVIEW_SCRIPT = r"""
   $("undo").addEventListener("click", undo);
   $("prev").addEventListener("click", function () { move(-1); });
   $("next").addEventListener("click", function () { move(1); });
-  $("reveal").addEventListener("click", function () { revealed = !revealed; render(); });
+  $("reveal").addEventListener("click", toggleReveal);
+  if (data.blind) {
+    $("filter-verdict").disabled = true;
+    $("filter-verdict").title = "blind review: verdicts are sent when revealed";
+    if (data.mode !== "server") { $("reveal").disabled = true; $("reveal").title = "blind page: no verdicts in this file"; }
+  }
   $("export").addEventListener("click", exportLabels);
   ["filter-criterion", "filter-verdict", "filter-disagree", "filter-unlabeled"].forEach(function (id) {
     $(id).addEventListener("change", function () { applyFilters(true); revealed = false; render(); });
@@ -300,7 +334,7 @@ REVIEW_SCRIPT = r"""
       p: function () { applyLabel("pass"); }, f: function () { applyLabel("fail"); },
       d: function () { applyLabel("defer"); }, x: function () { applyLabel("underdetermined"); },
       j: function () { move(1); }, k: function () { move(-1); }, u: undo,
-      v: function () { revealed = !revealed; render(); },
+      v: toggleReveal,
       n: function () { $("note").focus(); }
     };
     var act = actions[ev.key];

@@ -3,13 +3,19 @@
 ```
 GET  /                  the review page (``?annotator=NAME`` to label as someone else)
 GET  /api/labels        current labels (``?annotator=NAME`` to filter), JSON list
+GET  /api/verdict       ?trace_id=&criterion_id= -> the judge's verdict of one item (sent on reveal)
 POST /api/labels        {trace_id, criterion_id, label, note, annotator} -> the stored label
 POST /api/undo          {trace_id, criterion_id, annotator, created_at?} -> the label now current, or null
 GET  /api/health        {"ok": true}
 ```
 
-Safety: binds 127.0.0.1 by default; another host is refused unless an access token is set, and then
-every request must carry it (``X-Helix-Token`` header, ``?token=`` once, after which an HttpOnly
+Blind review: the page carries no verdict or critique of an item the annotator has not labelled; the
+page asks ``/api/verdict`` when one is revealed (or labelled), so it is blind in the data, not only on
+screen.
+
+Safety: binds 127.0.0.1 by default; another host is refused unless a strong access token is set
+(:func:`check_token`; ``helix review serve`` generates one when none is given), and then every
+request must carry it (``X-Helix-Token`` header, ``?token=`` once, after which an HttpOnly
 SameSite=Strict cookie carries it). On loopback without a token, requests must name a loopback Host
 (DNS-rebinding guard). Writes must be JSON with an ``X-Helix-Review`` header, which a cross-site page
 cannot send without a CORS preflight this server never grants.
@@ -21,12 +27,13 @@ import functools
 import hmac
 import ipaddress
 import os
+import secrets
 import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from starlette.applications import Starlette
@@ -38,16 +45,31 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 
 from .._exceptions import RunError, UsageError
-from ._items import load_review_set
-from ._labels import LabelValue
-from ._page import render_review_page, render_trace_panes, review_csp
+from ._active import active_order
+from ._design import parse_design, stratum_of
+from ._items import ReviewItem, load_review_set
+from ._labels import HumanLabel, LabelValue
+from ._page import render_review_page, render_trace_panes, review_csp, verdict_data
 from ._store import LabelStore
 
-__all__ = ["TOKEN_ENV", "ReviewServer", "check_bind", "create_review_app", "is_loopback", "token_from_env"]
+__all__ = [
+    "MIN_TOKEN_LENGTH",
+    "TOKEN_ENV",
+    "ReviewServer",
+    "check_bind",
+    "check_token",
+    "create_review_app",
+    "generate_token",
+    "is_loopback",
+    "token_from_env",
+]
 
 TOKEN_ENV = "HELIX_REVIEW_TOKEN"
 _COOKIE = "helix_review_token"
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1", "[::1]"}
+QueueKind = Literal["balanced", "active"]
+MIN_TOKEN_LENGTH = 16
+_MIN_DISTINCT = 8
 
 
 def is_loopback(host: str) -> bool:
@@ -67,13 +89,41 @@ def _host_name(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
+def generate_token() -> str:
+    """A strong random access token (32 URL-safe characters)."""
+    return secrets.token_urlsafe(24)
+
+
+def check_token(token: str | None) -> str:
+    """The token if it is strong enough to guard a server others can reach; UsageError otherwise.
+
+    Strong: at least :data:`MIN_TOKEN_LENGTH` characters, no whitespace, at least 8 different
+    characters (a one-space or ``aaaa…`` token is refused).
+    """
+    if token is None or not token.strip():
+        raise UsageError(
+            f"a server reachable from other machines needs an access token; set --token (or {TOKEN_ENV}) "
+            "to a strong one, or leave both unset and `helix review serve` generates one"
+        )
+    if len(token) < MIN_TOKEN_LENGTH or any(c.isspace() for c in token) or len(set(token)) < _MIN_DISTINCT:
+        raise UsageError(
+            f"the access token is too weak ({len(token)} characters, {len(set(token))} different): use at least "
+            f"{MIN_TOKEN_LENGTH} characters without spaces and at least {_MIN_DISTINCT} different ones, e.g. "
+            "python3 -c 'import secrets; print(secrets.token_urlsafe(24))', or unset it to have one generated"
+        )
+    return token
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve labels beyond this machine without an access token."""
-    if not is_loopback(host) and not token:
+    """Refuse to serve labels beyond this machine without a strong access token."""
+    if is_loopback(host):
+        return
+    if not token:
         raise UsageError(
             f"refusing to bind the review server to {host!r} without an access token: anyone who can reach "
             f"it could read traces and write labels. Set --token (or {TOKEN_ENV}), or bind 127.0.0.1"
         )
+    check_token(token)
 
 
 class _LabelIn(BaseModel):
@@ -114,15 +164,37 @@ def create_review_app(
     loopback_only: bool = True,
     criterion_ids: Sequence[str] | None = None,
     seed: int = 0,
+    blind: bool = True,
+    queue: QueueKind = "balanced",
 ) -> Starlette:
     """The Starlette app serving a run's review page and writing labels to ``store``.
 
     ``token`` (when set) is required on every request. ``loopback_only`` rejects requests whose
-    Host header is not a loopback name (pass False when serving on another interface with a token).
+    Host header is not a loopback name (pass False when serving on another interface, with a strong
+    token). ``blind`` (default) keeps verdicts out of the page until revealed or labelled.
+    ``queue``: ``balanced`` (interleaved by verdict; labels record the ``by-verdict`` design) or
+    ``active`` (:func:`~helix.review.active_order`; labels record ``active`` and their stratum).
     """
+    if queue not in ("balanced", "active"):
+        raise UsageError(f"queue must be balanced or active, got {queue!r}")
+    if not loopback_only:
+        check_token(token)
     review = load_review_set(run_dir, criterion_ids=criterion_ids)
     panes = render_trace_panes(review)
-    known = {(i.trace_id, i.criterion_id) for i in review.items}
+    by_key = {(i.trace_id, i.criterion_id): i for i in review.items}
+    known = set(by_key)
+    design = "active" if queue == "active" else "by-verdict"
+
+    def stratum(item: ReviewItem) -> str | None:
+        if item.judge_result not in ("pass", "fail"):
+            return None
+        return stratum_of(parse_design(design), item.judge_result, confidence=item.confidence)
+
+    def ordered(current: Sequence[HumanLabel]) -> list[ReviewItem] | None:
+        if queue != "active":
+            return None
+        return [q.item for q in active_order(review.items, current, seed=seed)]
+
     csp = review_csp("server") + "; frame-ancestors 'none'"
 
     def who(value: str | None) -> str:
@@ -135,7 +207,14 @@ def create_review_app(
         name = who(request.query_params.get("annotator"))
         current = await run_in_threadpool(store.latest, annotator=name)
         html = render_review_page(
-            review, mode="server", annotator=name, labels=current, seed=seed, panes_html=panes
+            review,
+            mode="server",
+            annotator=name,
+            labels=current,
+            seed=seed,
+            panes_html=panes,
+            blind=blind,
+            queue=ordered(current),
         )
         response = HTMLResponse(html, headers={"Content-Security-Policy": csp})
         supplied = request.query_params.get("token")
@@ -171,6 +250,8 @@ def create_review_app(
                 label=body.label,
                 note=body.note,
                 annotator=who(body.annotator),
+                design=design,
+                stratum=stratum(by_key[(body.trace_id, body.criterion_id)]),
             )
         )
         return JSONResponse(stored.model_dump(mode="json"))
@@ -186,6 +267,13 @@ def create_review_app(
             )
         )
         return JSONResponse(now.model_dump(mode="json") if now else None)
+
+    async def verdict(request: Request) -> Response:
+        key = (request.query_params.get("trace_id", ""), request.query_params.get("criterion_id", ""))
+        item = by_key.get(key)
+        if item is None:
+            raise UsageError(f"({key[0]!r}, {key[1]!r}) is not an item of this run")
+        return JSONResponse(verdict_data(item))
 
     async def health(request: Request) -> Response:
         return JSONResponse({"ok": True})
@@ -214,6 +302,7 @@ def create_review_app(
         Route("/api/labels", list_labels, methods=["GET"]),
         Route("/api/labels", add_label, methods=["POST"]),
         Route("/api/undo", undo, methods=["POST"]),
+        Route("/api/verdict", verdict, methods=["GET"]),
         Route("/api/health", health, methods=["GET"]),
     ]
 

@@ -60,9 +60,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX labels_by_key ON labels (trace_id, criterion_id, annotator, created_at, id)",
         ),
     ),
+    Migration(
+        version=3,
+        name="label design and stratum",
+        statements=(
+            "ALTER TABLE labels ADD COLUMN design TEXT",
+            "ALTER TABLE labels ADD COLUMN stratum TEXT",
+        ),
+    ),
 )
 
-_COLUMNS = "trace_id, criterion_id, annotator, label, note, created_at"
+_COLUMNS = "trace_id, criterion_id, annotator, label, note, created_at, design, stratum"
 
 
 def _time_text(value: datetime) -> str:
@@ -70,8 +78,8 @@ def _time_text(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
 
 
-def _row_label(row: tuple[str, str, str, str, str, str]) -> HumanLabel:
-    trace_id, criterion_id, annotator, label, note, created_at = row
+def _row_label(row: tuple[str, str, str, str, str, str, str | None, str | None]) -> HumanLabel:
+    trace_id, criterion_id, annotator, label, note, created_at, design, stratum = row
     return HumanLabel(
         trace_id=trace_id,
         criterion_id=criterion_id,
@@ -79,6 +87,8 @@ def _row_label(row: tuple[str, str, str, str, str, str]) -> HumanLabel:
         label=label,
         note=note,
         created_at=datetime.fromisoformat(created_at),
+        design=design,
+        stratum=stratum,
     )
 
 
@@ -104,11 +114,18 @@ class ImportSummary:
 class LabelStore:
     """Human labels in one SQLite file (created with the current schema when absent)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        """Open the store at ``path``; with ``create=False`` a missing file is refused (a typo in a path
+        must not silently become an empty store)."""
         self.path = Path(path)
         if self.path.is_dir():
             raise UsageError(
                 f"label store {str(self.path)!r} is a directory; pass a file such as labels.sqlite"
+            )
+        if not create and not self.path.is_file():
+            raise UsageError(
+                f"label store {str(self.path)!r} does not exist; check the path (stores are created by "
+                "`helix review serve`, `helix review import` and `helix labels from-scores`)"
             )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as conn:
@@ -232,7 +249,7 @@ class LabelStore:
         for label in labels:
             read += 1
             cur = conn.execute(
-                f"INSERT OR IGNORE INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT OR IGNORE INTO labels ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     label.trace_id,
                     label.criterion_id,
@@ -240,6 +257,8 @@ class LabelStore:
                     label.label,
                     label.note,
                     _time_text(label.created_at),
+                    label.design,
+                    label.stratum,
                 ),
             )
             added += cur.rowcount
@@ -251,11 +270,25 @@ class LabelStore:
             return self._insert(conn, [label])[1] == 1
 
     def record(
-        self, *, trace_id: str, criterion_id: str, label: LabelValue, annotator: str, note: str = ""
+        self,
+        *,
+        trace_id: str,
+        criterion_id: str,
+        label: LabelValue,
+        annotator: str,
+        note: str = "",
+        design: str | None = None,
+        stratum: str | None = None,
     ) -> HumanLabel:
-        """Create a label stamped now, store it and return it."""
+        """Create a label stamped now (with the design it was chosen under), store it and return it."""
         made = HumanLabel(
-            trace_id=trace_id, criterion_id=criterion_id, label=label, annotator=annotator, note=note
+            trace_id=trace_id,
+            criterion_id=criterion_id,
+            label=label,
+            annotator=annotator,
+            note=note,
+            design=design,
+            stratum=stratum,
         )
         self.add(made)
         return made
@@ -339,7 +372,7 @@ def load_labels(path: str | Path, *, latest_only: bool = True) -> list[HumanLabe
     with source.open("rb") as fh:
         head = fh.read(16)
     if head.startswith(b"SQLite format 3"):
-        store = LabelStore(source)
+        store = LabelStore(source, create=False)
         return store.latest() if latest_only else store.all()
     parsed = parse_labels_jsonl(source.read_bytes(), source=str(source))
     if parsed.bad_lines:

@@ -127,6 +127,12 @@ class ValidationRecord(_Frozen):
     warnings: tuple[str, ...] = ()
     annotator_agreement: tuple[AnnotatorAgreement, ...] = ()
     """Kappa for every pair of annotators who labelled this criterion (empty with one annotator)."""
+    flip_rate: float | None = None
+    """Judge self-consistency (``helix judge rerun``): share of units whose repeated verdicts differ."""
+    fleiss_kappa: float | None = None
+    """Fleiss' kappa over the repeated verdicts (None: not measured, or nothing varied)."""
+    reruns: int | None = None
+    """Repeated verdicts per unit behind ``flip_rate`` (None: not measured)."""
 
 
 class Scorecard(_Frozen):
